@@ -1,0 +1,213 @@
+package vm
+
+import (
+	"bufio"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+
+	"golang.org/x/sys/unix"
+)
+
+// Virtio-serial port names shared by host and guest.
+const (
+	portStdout = "rxevm.stdout"
+	portStderr = "rxevm.stderr"
+	portCtl    = "rxevm.ctl"
+)
+
+// IsGuestAgent reports whether args (os.Args) ask for the guest agent.
+func IsGuestAgent(args []string) bool {
+	return len(args) == 3 && args[1] == guestAgentFlag
+}
+
+// GuestMain is the guest agent: stage 2 of the guest's init, running as
+// PID 1 in the chrooted guest root. It never returns: it powers the VM off.
+func GuestMain(ctlDir string) {
+	code, err := guestRun(ctlDir)
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "rxevm-agent: %v\n", err) // the console
+		os.WriteFile(filepath.Join(ctlDir, ctlBootError), []byte(err.Error()+"\n"), 0o644)
+	} else {
+		if code != 0 {
+			writeDmesg(ctlDir)
+		}
+		if err := writeFileAtomic(filepath.Join(ctlDir, ctlStatus), []byte(fmt.Sprintf("%d\n", code))); err != nil {
+			fmt.Fprintf(os.Stderr, "rxevm-agent: writing status: %v\n", err)
+		}
+	}
+	unix.Sync()
+	unix.Reboot(unix.LINUX_REBOOT_CMD_POWER_OFF)
+	select {}
+}
+
+func writeDmesg(ctlDir string) {
+	out, _ := exec.Command("dmesg").CombinedOutput()
+	os.WriteFile(filepath.Join(ctlDir, ctlDmesg), out, 0o644)
+}
+
+// guestRun sets up rxe, runs the command and returns its exit code. An
+// error means the command never ran (the host reports a boot failure).
+func guestRun(ctlDir string) (int, error) {
+	j, err := readJob(ctlDir)
+	if err != nil {
+		return 0, fmt.Errorf("reading job: %w", err)
+	}
+	for _, kv := range j.Env {
+		if v, ok := strings.CutPrefix(kv, "PATH="); ok {
+			os.Setenv("PATH", v)
+		}
+	}
+	if os.Getenv("PATH") == "" {
+		os.Setenv("PATH", "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin")
+	}
+	if err := setupRXE(j.Node); err != nil {
+		return 0, err
+	}
+	var uts unix.Utsname
+	unix.Uname(&uts)
+	release := unix.ByteSliceToString(uts.Release[:])
+
+	stdout, err := openPort(portStdout, os.O_WRONLY)
+	if err != nil {
+		return 0, err
+	}
+	stderr, err := openPort(portStderr, os.O_WRONLY)
+	if err != nil {
+		return 0, err
+	}
+	ctl, err := openPort(portCtl, os.O_RDONLY)
+	if err != nil {
+		return 0, err
+	}
+	defer func() {
+		stdout.Close()
+		stderr.Close()
+	}()
+	if err := os.WriteFile(filepath.Join(ctlDir, ctlStarted), nil, 0o644); err != nil {
+		return 0, err
+	}
+
+	env := append(append([]string{}, j.Env...),
+		EnvTestIP+"="+j.Node.IP,
+		EnvRequireRXE+"=1",
+		EnvTestKernel+"="+release,
+		EnvInsideVM+"=1",
+	)
+	if len(j.Argv) == 0 {
+		return 0, errors.New("no command")
+	}
+	path, err := exec.LookPath(j.Argv[0])
+	if err != nil {
+		fmt.Fprintf(stderr, "rxevm: %v\n", err)
+		return 127, nil
+	}
+	devnull, _ := os.Open(os.DevNull)
+	cmd := &exec.Cmd{
+		Path: path, Args: j.Argv, Dir: j.Dir, Env: env,
+		Stdin: devnull, Stdout: stdout, Stderr: stderr,
+		SysProcAttr: &syscall.SysProcAttr{Setpgid: true},
+	}
+	if err := cmd.Start(); err != nil {
+		fmt.Fprintf(stderr, "rxevm: %v\n", err)
+		return 126, nil
+	}
+	go serveControl(ctl, cmd.Process.Pid, ctlDir)
+	err = cmd.Wait()
+	var ee *exec.ExitError
+	switch {
+	case err == nil:
+		return 0, nil
+	case errors.As(err, &ee):
+		if ws, ok := ee.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
+			return 128 + int(ws.Signal()), nil
+		}
+		return ee.ExitCode(), nil
+	default:
+		fmt.Fprintf(stderr, "rxevm: %v\n", err)
+		return 126, nil
+	}
+}
+
+// serveControl executes the host's requests: "signal N" forwards signal N
+// to the command's process group, "dump" writes the guest's dmesg.
+func serveControl(ctl *os.File, pid int, ctlDir string) {
+	sc := bufio.NewScanner(ctl)
+	for sc.Scan() {
+		f := strings.Fields(sc.Text())
+		switch {
+		case len(f) == 2 && f[0] == "signal":
+			if n, err := strconv.Atoi(f[1]); err == nil {
+				unix.Kill(-pid, unix.Signal(n))
+			}
+		case len(f) == 1 && f[0] == "dump":
+			writeDmesg(ctlDir)
+			os.WriteFile(filepath.Join(ctlDir, ctlDmesg+".done"), nil, 0o644)
+		}
+	}
+}
+
+// openPort opens the virtio-serial port named name (/dev/vportNpM).
+func openPort(name string, flag int) (*os.File, error) {
+	ents, _ := filepath.Glob("/sys/class/virtio-ports/*/name")
+	for _, e := range ents {
+		b, err := os.ReadFile(e)
+		if err == nil && strings.TrimSpace(string(b)) == name {
+			return os.OpenFile("/dev/"+filepath.Base(filepath.Dir(e)), flag, 0)
+		}
+	}
+	return nil, fmt.Errorf("virtio-serial port %s not found", name)
+}
+
+func run(name string, args ...string) error {
+	out, err := exec.Command(name, args...).CombinedOutput()
+	if err != nil {
+		return fmt.Errorf("%s %s: %v: %s", name, strings.Join(args, " "), err, strings.TrimSpace(string(out)))
+	}
+	return nil
+}
+
+// setupRXE brings up the node's netdev and rxe0 on it, and waits until
+// rxe0's port is ACTIVE.
+func setupRXE(n nodeSpec) error {
+	if err := run("ip", "link", "set", "lo", "up"); err != nil {
+		return err
+	}
+	netdev := "rt0"
+	switch n.Netdev {
+	case "dummy":
+		if err := run("ip", "link", "add", netdev, "type", "dummy"); err != nil {
+			return err
+		}
+	default:
+		return fmt.Errorf("netdev kind %q not supported", n.Netdev)
+	}
+	steps := [][]string{
+		{"ip", "addr", "add", fmt.Sprintf("%s/%d", n.IP, n.Prefix), "dev", netdev},
+		{"ip", "link", "set", netdev, "up"},
+		{"rdma", "link", "add", "rxe0", "type", "rxe", "netdev", netdev},
+	}
+	for _, s := range steps {
+		if err := run(s[0], s[1:]...); err != nil {
+			return err
+		}
+	}
+	const state = "/sys/class/infiniband/rxe0/ports/1/state"
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		b, err := os.ReadFile(state)
+		if err == nil && strings.Contains(string(b), "ACTIVE") {
+			return nil
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("rxe0 not ACTIVE after 30s (state %q, %v)", strings.TrimSpace(string(b)), err)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}

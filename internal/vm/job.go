@@ -1,0 +1,73 @@
+package vm
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+)
+
+// job is what the host tells the guest agent, as job.json in the control
+// directory.
+type job struct {
+	Argv []string `json:"argv"`
+	Dir  string   `json:"dir"`
+	Env  []string `json:"env"`
+	// Node describes this VM's place on the (virtual) wire.
+	Node nodeSpec `json:"node"`
+}
+
+// nodeSpec is one VM's network identity. A single VM puts rxe0 on a dummy
+// netdev; the two-node mode (reserved) puts it on a virtio NIC.
+type nodeSpec struct {
+	Index  int    `json:"index"`
+	IP     string `json:"ip"`     // e.g. 192.0.2.1
+	Prefix int    `json:"prefix"` // e.g. 24
+	Netdev string `json:"netdev"` // "dummy" or "virtio"
+}
+
+// Files of the control directory.
+const (
+	ctlJob       = "job.json"
+	ctlAgent     = "agent"
+	ctlTmpDir    = "tmpdir"
+	ctlStarted   = "started"
+	ctlStatus    = "status"
+	ctlDmesg     = "dmesg"
+	ctlBootError = "boot-error"
+)
+
+func writeJob(dir string, j *job) error {
+	b, err := json.Marshal(j)
+	if err != nil {
+		return err
+	}
+	return os.WriteFile(filepath.Join(dir, ctlJob), b, 0o644)
+}
+
+func readJob(dir string) (*job, error) {
+	b, err := os.ReadFile(filepath.Join(dir, ctlJob))
+	if err != nil {
+		return nil, err
+	}
+	var j job
+	return &j, json.Unmarshal(b, &j)
+}
+
+// writeFileAtomic writes via a temporary file and rename, and syncs, so
+// the host never reads half a status.
+func writeFileAtomic(path string, data []byte) error {
+	tmp := path + ".tmp"
+	f, err := os.Create(tmp)
+	if err != nil {
+		return err
+	}
+	if _, err := f.Write(data); err != nil {
+		f.Close()
+		return err
+	}
+	f.Sync()
+	if err := f.Close(); err != nil {
+		return err
+	}
+	return os.Rename(tmp, path)
+}

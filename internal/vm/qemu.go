@@ -1,0 +1,80 @@
+package vm
+
+import (
+	"fmt"
+	"os"
+	"strconv"
+
+	"golang.org/x/sys/unix"
+)
+
+// qemuBinary is the emulator; Debian's qemu-system-x86 installs it.
+const qemuBinary = "qemu-system-x86_64"
+
+// streams are the host ends of the VM's character devices, each a
+// socketpair whose other end qemu inherits.
+type streams struct {
+	host  []*os.File // our ends: console, stdout, stderr, ctl
+	child []*os.File // qemu's ends, passed as fds 3, 4, 5, 6
+}
+
+const (
+	streamConsole = iota
+	streamStdout
+	streamStderr
+	streamCtl
+	numStreams
+)
+
+func newStreams() (*streams, error) {
+	s := &streams{}
+	for i := 0; i < numStreams; i++ {
+		fds, err := unix.Socketpair(unix.AF_UNIX, unix.SOCK_STREAM|unix.SOCK_CLOEXEC, 0)
+		if err != nil {
+			s.closeAll()
+			return nil, fmt.Errorf("socketpair: %w", err)
+		}
+		s.host = append(s.host, os.NewFile(uintptr(fds[0]), "rxevm-host-"+strconv.Itoa(i)))
+		s.child = append(s.child, os.NewFile(uintptr(fds[1]), "rxevm-qemu-"+strconv.Itoa(i)))
+	}
+	return s, nil
+}
+
+func (s *streams) closeChild() {
+	for _, f := range s.child {
+		f.Close()
+	}
+}
+
+func (s *streams) closeAll() {
+	s.closeChild()
+	for _, f := range s.host {
+		f.Close()
+	}
+}
+
+// qemuArgs builds the command line of one VM. Stream i is inherited as
+// fd 3+i (exec.Cmd.ExtraFiles).
+func qemuArgs(cfg *Config, k *Kernel, initrd, runDir string) []string {
+	fd := func(i int) string { return strconv.Itoa(3 + i) }
+	args := []string{
+		"-nodefaults", "-no-user-config", "-display", "none", "-no-reboot",
+		"-machine", "pc", "-accel", "tcg,thread=multi", "-cpu", "max",
+		"-smp", strconv.Itoa(cfg.CPUs), "-m", strconv.Itoa(cfg.MemMiB),
+		"-kernel", k.Image(), "-initrd", initrd,
+		"-append", "console=ttyS0 quiet panic=-1 rdinit=/init",
+		"-chardev", "socket,id=con,fd=" + fd(streamConsole), "-serial", "chardev:con",
+		"-device", "virtio-serial-pci,id=vser",
+		"-chardev", "socket,id=out,fd=" + fd(streamStdout),
+		"-device", "virtserialport,bus=vser.0,chardev=out,name=" + portStdout,
+		"-chardev", "socket,id=err,fd=" + fd(streamStderr),
+		"-device", "virtserialport,bus=vser.0,chardev=err,name=" + portStderr,
+		"-chardev", "socket,id=ctl,fd=" + fd(streamCtl),
+		"-device", "virtserialport,bus=vser.0,chardev=ctl,name=" + portCtl,
+		"-virtfs", "local,path=/,mount_tag=hostroot,security_model=none,readonly=on,multidevs=remap",
+		"-virtfs", "local,path=" + cfg.TmpDir + ",mount_tag=hosttmp,security_model=none,multidevs=remap",
+		"-virtfs", "local,path=" + runDir + ",mount_tag=rxevmctl,security_model=none",
+		"-nic", "none",
+	}
+	return args
+}

@@ -1,0 +1,57 @@
+#!/usr/bin/env bash
+# The whole test suite, in three tiers, as `make test` runs it:
+#   host     unit tests on this machine (integration tests skip: no RDMA);
+#   vm-6.12  every package's tests inside the rxe VM on the 6.12 kernel
+#            (native atomic write), with -race; a skip is a failure there;
+#   vm-6.1   the same on the 6.1 kernel (atomic write emulated);
+#   vmhost   tests that boot VMs themselves (build tag vmhost), on the host.
+# Every tier runs even if an earlier one failed; the last line sums them.
+set -uo pipefail
+cd "$(dirname "$0")/.."
+root=$PWD
+tally=$(mktemp)
+trap 'rm -f "$tally"' EXIT
+status=0
+
+go build -o bin/rxevm ./cmd/rxevm || exit 1
+go build -o bin/testsummary ./internal/cmd/testsummary || exit 1
+summary=$root/bin/testsummary
+
+# Packages whose tests run in the VM: all but the harness itself.
+mapfile -t vm_pkgs < <(go list ./... | grep -v -e '/cmd/rxevm$' -e '/internal/vm$' -e '/internal/cmd/')
+
+tier() {
+	local name=$1
+	shift
+	echo "=== tier $name"
+	local start=$SECONDS
+	"$@"
+	local rc=$?
+	echo "=== tier $name took $((SECONDS - start))s"
+	[ $rc -eq 0 ] || status=1
+}
+
+host() {
+	go test -race -count=1 -json ./... 2>&1 | "$summary" -tier host -tally "$tally"
+}
+vm() {
+	local kernel=$1
+	go test -exec "$root/bin/rxevm -kernel $kernel --" -race -count=1 -timeout 20m -json "${vm_pkgs[@]}" 2>&1 |
+		"$summary" -tier "vm-$kernel" -no-skips -tally "$tally"
+}
+vmhost() {
+	go test -tags vmhost -count=1 -timeout 30m -json ./cmd/... ./internal/vm/... 2>&1 |
+		"$summary" -tier vmhost -no-skips -tally "$tally"
+}
+
+only=${RPMA_TEST_TIERS:-host vm-6.12 vm-6.1 vmhost}
+for t in $only; do
+	case $t in
+	host) tier host host ;;
+	vm-*) tier "$t" vm "${t#vm-}" ;;
+	vmhost) tier vmhost vmhost ;;
+	*) echo "unknown tier $t" >&2; status=1 ;;
+	esac
+done
+"$summary" -total "$tally" || status=1
+exit $status

@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
 # The whole test suite, in three tiers, as `make test` runs it:
+#   lint     gofmt, vet, staticcheck, the cgo boundary, cross builds;
 #   host     unit tests on this machine (integration tests skip: no RDMA);
 #   vm-6.12  every package's tests inside the rxe VM on the 6.12 kernel
 #            (native atomic write), with -race; a skip is a failure there;
@@ -44,9 +45,10 @@ vmhost() {
 		"$summary" -tier vmhost -no-skips -tally "$tally"
 }
 
-only=${RPMA_TEST_TIERS:-host vm-6.12 vm-6.1 vmhost}
+only=${RPMA_TEST_TIERS:-lint host vm-6.12 vm-6.1 vmhost}
 for t in $only; do
 	case $t in
+	lint) tier lint bash scripts/lint.sh ;;
 	host) tier host host ;;
 	vm-*) tier "$t" vm "${t#vm-}" ;;
 	vmhost) tier vmhost vmhost ;;

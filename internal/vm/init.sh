@@ -36,6 +36,10 @@ done
 mkdir -p /newroot/dev/pts /newroot/dev/shm
 mount -t devpts devpts /newroot/dev/pts
 mount -t tmpfs tmpfs /newroot/dev/shm
+ln -sf /proc/self/fd /newroot/dev/fd
+ln -sf /proc/self/fd/0 /newroot/dev/stdin
+ln -sf /proc/self/fd/1 /newroot/dev/stdout
+ln -sf /proc/self/fd/2 /newroot/dev/stderr
 agent=$(cat /newroot/run/rxevm/agent)
 exec chroot /newroot "$agent" --rxevm-guest-agent /run/rxevm
 fail "exec $agent failed"

@@ -1,0 +1,51 @@
+// Command rxevm runs a command inside a throwaway qemu VM that has an
+// active Soft-RoCE device (rxe0), and exits with the command's status.
+//
+//	rxevm [flags] -- CMD [ARGS...]
+//
+// The command runs in the caller's working directory with the caller's
+// environment plus RPMA_TEST_IP=192.0.2.1, RPMA_TEST_REQUIRE_RXE=1 and
+// RPMA_TEST_KERNEL (the guest's kernel release). The host's root file
+// system is visible read-only (writes go to a throwaway overlay), except the
+// host's temporary directory (TMPDIR or /tmp), which is shared read-write
+// at the same path. The command's stdout and stderr arrive separately and
+// never carry kernel messages. SIGINT, SIGTERM and SIGQUIT are forwarded to
+// the command's process group; a second signal, or 30 s without the command
+// ending, kills the VM. qemu never outlives rxevm.
+//
+// As the -exec program of go test, which runs each test binary in its own
+// VM:
+//
+//	go build -o bin/rxevm ./cmd/rxevm
+//	go test -exec "$PWD/bin/rxevm --" ./...
+//
+// Flags:
+//
+//	-kernel SERIES  guest kernel: 6.12 (default; the newest
+//	                linux-image-6.12.N+deb12-amd64-unsigned, from
+//	                bookworm-security) or 6.1 (the kernel linux-image-amd64
+//	                depends on; its rxe has no native atomic write), or a
+//	                full package name
+//	-timeout D      kill the VM after D (default 20m)
+//	-cpus N         virtual CPUs (default 2)
+//	-mem MIB        memory in MiB (default 2048)
+//	-v              show the boot console and what rxevm prepares
+//
+// Exit status: the command's own status (128+N if signal N killed it, 127
+// if it was not found), or
+//
+//	123  the VM booted and started the command, but no status came back
+//	     (guest crash or panic)
+//	124  the timeout fired; the VM was killed
+//	125  the VM could not be prepared or booted (qemu, kernel image or
+//	     busybox missing, guest setup failed)
+//	2    bad usage
+//
+// On any failure rxevm prints the tail of the guest's dmesg on stderr.
+//
+// Kernels and initramfs images are cached in $RXEVM_CACHE or
+// ~/.cache/rxevm, keyed by their inputs: a second run downloads and builds
+// nothing. Requirements (Debian 12, as root): qemu-system-x86,
+// busybox-static, kmod, xz-utils, iproute2, rdma-core, ibverbs-providers,
+// and apt lists that include bookworm-security; `make setup` installs them.
+package main

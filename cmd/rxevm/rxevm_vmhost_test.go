@@ -1,0 +1,255 @@
+//go:build linux && vmhost
+
+// Tests of the harness itself. They boot VMs, so they run on the host
+// (never inside a VM) and only with the build tag vmhost: make test runs
+// them with `go test -tags vmhost ./cmd/...`.
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+)
+
+var rxevm string // the binary under test, built once by TestMain
+
+func TestMain(m *testing.M) {
+	dir, err := os.MkdirTemp("", "rxevm-test-")
+	if err != nil {
+		panic(err)
+	}
+	rxevm = filepath.Join(dir, "rxevm")
+	out, err := exec.Command("go", "build", "-o", rxevm, ".").CombinedOutput()
+	if err != nil {
+		os.Stderr.Write(out)
+		panic(err)
+	}
+	code := m.Run()
+	os.RemoveAll(dir)
+	os.Exit(code)
+}
+
+type result struct {
+	code           int
+	stdout, stderr string
+	elapsed        time.Duration
+}
+
+func runVM(t *testing.T, env []string, args ...string) result {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, rxevm, args...)
+	cmd.Env = append(os.Environ(), env...)
+	var out, errb bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errb
+	start := time.Now()
+	err := cmd.Run()
+	r := result{stdout: out.String(), stderr: errb.String(), elapsed: time.Since(start)}
+	if ee, ok := err.(*exec.ExitError); ok {
+		r.code = ee.ExitCode()
+	} else {
+		require.NoError(t, err)
+	}
+	t.Logf("rxevm %s: exit %d in %.1fs", strings.Join(args, " "), r.code, r.elapsed.Seconds())
+	return r
+}
+
+func TestExitCodesPropagate(t *testing.T) {
+	for _, want := range []int{0, 1, 42} {
+		r := runVM(t, nil, "--", "sh", "-c", "exit "+strconv.Itoa(want))
+		require.Equal(t, want, r.code, "stderr: %s", r.stderr)
+	}
+}
+
+func TestCommandNotFound(t *testing.T) {
+	r := runVM(t, nil, "--", "no-such-command-rxevm")
+	require.Equal(t, 127, r.code)
+	require.Contains(t, r.stderr, "no-such-command-rxevm")
+}
+
+func TestStdoutAndStderrStaySeparate(t *testing.T) {
+	r := runVM(t, nil, "--", "sh", "-c", "echo to-out; echo to-err >&2; echo more-out")
+	require.Equal(t, 0, r.code, r.stderr)
+	require.Equal(t, "to-out\nmore-out\n", r.stdout, "stdout carries only the command's stdout")
+	require.Equal(t, "to-err\n", r.stderr, "stderr carries only the command's stderr")
+}
+
+func TestEnvironmentDirAndDevice(t *testing.T) {
+	dir := t.TempDir()
+	cmd := `pwd; echo "foo=$RXEVM_TEST_FOO"; echo "ip=$RPMA_TEST_IP"; echo "req=$RPMA_TEST_REQUIRE_RXE"; ` +
+		`echo "kernel=$RPMA_TEST_KERNEL"; uname -r; cat /sys/class/infiniband/rxe0/ports/1/state; ` +
+		`ip -4 -o addr show dev rt0`
+	c := exec.Command(rxevm, "--", "sh", "-c", cmd)
+	c.Dir = dir
+	c.Env = append(os.Environ(), "RXEVM_TEST_FOO=bar baz")
+	out, err := c.Output()
+	require.NoError(t, err)
+	lines := strings.Split(strings.TrimSpace(string(out)), "\n")
+	require.Len(t, lines, 8, string(out))
+	require.Equal(t, dir, lines[0])
+	require.Equal(t, "foo=bar baz", lines[1])
+	require.Equal(t, "ip=192.0.2.1", lines[2])
+	require.Equal(t, "req=1", lines[3])
+	require.Equal(t, "kernel="+lines[5], lines[4])
+	require.True(t, strings.HasPrefix(lines[5], "6.12."), lines[5])
+	require.Contains(t, lines[6], "ACTIVE")
+	require.Contains(t, lines[7], "192.0.2.1/24")
+}
+
+func TestTmpSharedRootReadOnly(t *testing.T) {
+	dir := t.TempDir() // under TMPDIR: shared read-write
+	marker := "/etc/rxevm-overlay-test-" + strconv.Itoa(os.Getpid())
+	r := runVM(t, nil, "--", "sh", "-c",
+		"echo from-guest > "+dir+"/out.txt && echo x > "+marker+" && cat "+marker)
+	require.Equal(t, 0, r.code, r.stderr)
+	require.Equal(t, "x\n", r.stdout, "the guest can write over the read-only root (overlay)")
+	b, err := os.ReadFile(filepath.Join(dir, "out.txt"))
+	require.NoError(t, err, "what the guest writes to TMPDIR comes back")
+	require.Equal(t, "from-guest\n", string(b))
+	_, err = os.Stat(marker)
+	require.True(t, os.IsNotExist(err), "writes outside TMPDIR must not reach the host")
+}
+
+func TestTimeoutFires(t *testing.T) {
+	r := runVM(t, nil, "-timeout", "20s", "--", "sleep", "600")
+	require.Equal(t, 124, r.code)
+	require.Contains(t, r.stderr, "timeout")
+	require.Contains(t, r.stderr, "guest dmesg", "a failure prints the guest's dmesg")
+	require.Less(t, r.elapsed, 2*time.Minute)
+}
+
+func TestBootFailure(t *testing.T) {
+	r := runVM(t, []string{"RXEVM_CACHE=" + t.TempDir()}, "-kernel", "9.99", "--", "true")
+	require.Equal(t, 125, r.code)
+	require.Contains(t, r.stderr, "kernel 9.99")
+	require.Contains(t, r.stderr, "hint:")
+}
+
+func TestGuestCrashGivesNoStatus(t *testing.T) {
+	r := runVM(t, nil, "--", "sh", "-c", "echo c > /proc/sysrq-trigger; sleep 60")
+	require.Equal(t, 123, r.code, r.stderr)
+	require.Contains(t, r.stderr, "no status")
+	require.Contains(t, r.stderr, "sysrq", "the console tail shows the crash")
+}
+
+// TestSignalForwarded: SIGTERM to rxevm reaches the command, which handles
+// it; the command's exit code comes back.
+func TestSignalForwarded(t *testing.T) {
+	cmd := exec.Command(rxevm, "--", "sh", "-c",
+		`trap 'echo got-term; exit 7' TERM; echo ready; while :; do sleep 0.1; done`)
+	stdout, err := cmd.StdoutPipe()
+	require.NoError(t, err)
+	var errb bytes.Buffer
+	cmd.Stderr = &errb
+	require.NoError(t, cmd.Start())
+	sc := bufio.NewScanner(stdout)
+	require.True(t, sc.Scan(), "no output: %s", errb.String())
+	require.Equal(t, "ready", sc.Text())
+	require.NoError(t, cmd.Process.Signal(syscall.SIGTERM))
+	require.True(t, sc.Scan())
+	require.Equal(t, "got-term", sc.Text())
+	err = cmd.Wait()
+	var ee *exec.ExitError
+	require.ErrorAs(t, err, &ee)
+	require.Equal(t, 7, ee.ExitCode(), errb.String())
+}
+
+// TestQemuDiesWithRxevm: even SIGKILL of rxevm (which it cannot catch)
+// takes qemu down.
+func TestQemuDiesWithRxevm(t *testing.T) {
+	cmd := exec.Command(rxevm, "--", "sh", "-c", "echo ready; sleep 600")
+	stdout, err := cmd.StdoutPipe()
+	require.NoError(t, err)
+	require.NoError(t, cmd.Start())
+	sc := bufio.NewScanner(stdout)
+	require.True(t, sc.Scan())
+	qemu := childrenOf(t, cmd.Process.Pid)
+	require.Len(t, qemu, 1, "rxevm runs one qemu")
+	require.NoError(t, cmd.Process.Kill())
+	cmd.Wait()
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		if _, err := os.Stat("/proc/" + strconv.Itoa(qemu[0])); os.IsNotExist(err) {
+			return
+		}
+		require.True(t, time.Now().Before(deadline), "qemu %d outlived rxevm", qemu[0])
+		time.Sleep(100 * time.Millisecond)
+	}
+}
+
+func childrenOf(t *testing.T, pid int) []int {
+	ents, err := filepath.Glob("/proc/[0-9]*/stat")
+	require.NoError(t, err)
+	var kids []int
+	for _, e := range ents {
+		b, err := os.ReadFile(e)
+		if err != nil {
+			continue
+		}
+		// pid (comm) state ppid ...
+		s := string(b)
+		f := strings.Fields(s[strings.LastIndexByte(s, ')')+1:])
+		if len(f) > 1 && f[1] == strconv.Itoa(pid) {
+			n, _ := strconv.Atoi(filepath.Base(filepath.Dir(e)))
+			kids = append(kids, n)
+		}
+	}
+	return kids
+}
+
+// TestRequireRXEFailsSkippingTests: inside the VM a test that would skip
+// for lack of RDMA fails instead. The rdmatest helpers' own test binary,
+// pointed at an empty sysfs, plays the test without RDMA.
+func TestRequireRXEFailsSkippingTests(t *testing.T) {
+	bin := filepath.Join(t.TempDir(), "rdmatest.test")
+	out, err := exec.Command("go", "test", "-c", "-o", bin, "../../internal/rdmatest").CombinedOutput()
+	require.NoError(t, err, string(out))
+	empty := t.TempDir()
+	r := runVM(t, []string{"RPMA_TEST_SYSFS=" + empty, "RDMATEST_PROBE=1"},
+		"--", bin, "-test.run=^TestSkipIfNoRDMA$", "-test.v")
+	require.Equal(t, 1, r.code, r.stdout)
+	require.Contains(t, r.stdout, "--- FAIL: TestSkipIfNoRDMA")
+	require.Contains(t, r.stdout, "RDMA required")
+}
+
+// TestCachedRunPreparesNothing: with the cache warm (the tests above
+// filled it), a run neither downloads nor builds.
+func TestCachedRunPreparesNothing(t *testing.T) {
+	runVM(t, nil, "--", "true") // warm, in case this test runs alone
+	r := runVM(t, nil, "-v", "--", "true")
+	require.Equal(t, 0, r.code, r.stderr)
+	require.NotContains(t, r.stderr, "downloading")
+	require.NotContains(t, r.stderr, "building initramfs")
+	require.Contains(t, r.stderr, "Power down", "-v shows the console")
+}
+
+// TestConcurrentColdCache: two runs started together on an empty cache
+// (as go test -exec does with several test binaries) both succeed, and the
+// kernel and initramfs are prepared once, under the cache lock.
+func TestConcurrentColdCache(t *testing.T) {
+	env := []string{"RXEVM_CACHE=" + t.TempDir()}
+	results := make(chan result, 2)
+	for i := 0; i < 2; i++ {
+		go func() { results <- runVM(t, env, "--", "sh", "-c", "ibv_devinfo -d rxe0 | grep -c PORT_ACTIVE") }()
+	}
+	var stderr string
+	for i := 0; i < 2; i++ {
+		r := <-results
+		require.Equal(t, 0, r.code, r.stderr)
+		require.Equal(t, "1\n", r.stdout)
+		stderr += r.stderr
+	}
+	require.Equal(t, 1, strings.Count(stderr, "downloading"), stderr)
+	require.Equal(t, 1, strings.Count(stderr, "building initramfs"), stderr)
+}

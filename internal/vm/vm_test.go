@@ -1,0 +1,148 @@
+//go:build linux
+
+package vm
+
+import (
+	"bytes"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+)
+
+// TestCPIOReadableByCpio writes an archive and lists it with GNU cpio, the
+// independent reader of the same format the kernel unpacks.
+func TestCPIOReadableByCpio(t *testing.T) {
+	if _, err := exec.LookPath("cpio"); err != nil {
+		t.Skip("cpio not installed")
+	}
+	var buf bytes.Buffer
+	c := &cpioWriter{w: &buf}
+	c.Dir("bin")
+	c.File("bin/hello", 0o755, []byte("hello, world\n"))
+	c.File("odd", 0o644, []byte("abc")) // a size that needs padding
+	c.Symlink("bin/sh", "hello")
+	c.CharDev("console", 5, 1)
+	require.NoError(t, c.Close())
+	require.Zero(t, buf.Len()%4, "entries are 4-byte aligned")
+
+	cmd := exec.Command("cpio", "-itv", "--quiet")
+	cmd.Stdin = bytes.NewReader(buf.Bytes())
+	out, err := cmd.CombinedOutput()
+	require.NoError(t, err, string(out))
+	lines := strings.Split(strings.TrimSpace(string(out)), "\n")
+	require.Len(t, lines, 5, string(out))
+	require.True(t, strings.HasPrefix(lines[0], "drwxr-xr-x"), lines[0])
+	require.Contains(t, lines[1], "-rwxr-xr-x")
+	require.Contains(t, lines[1], " 13 ")
+	require.Contains(t, lines[1], "bin/hello")
+	require.Contains(t, lines[3], "bin/sh -> hello")
+	require.True(t, strings.HasPrefix(lines[4], "crw-------"), lines[4])
+	require.Contains(t, lines[4], "5,")
+
+	dir := t.TempDir()
+	cmd = exec.Command("cpio", "-id", "--quiet", "--no-absolute-filenames")
+	cmd.Dir = dir
+	cmd.Stdin = bytes.NewReader(buf.Bytes())
+	if out, err := cmd.CombinedOutput(); err != nil && !strings.Contains(string(out), "console") {
+		t.Fatalf("cpio -id: %v: %s", err, out) // mknod may be refused; files must not
+	}
+	b, err := os.ReadFile(filepath.Join(dir, "bin/hello"))
+	require.NoError(t, err)
+	require.Equal(t, "hello, world\n", string(b))
+	b, err = os.ReadFile(filepath.Join(dir, "odd"))
+	require.NoError(t, err)
+	require.Equal(t, "abc", string(b))
+}
+
+func TestNaturalLess(t *testing.T) {
+	require.True(t, naturalLess("linux-image-6.12.9+deb12", "linux-image-6.12.117+deb12"))
+	require.False(t, naturalLess("linux-image-6.12.117+deb12", "linux-image-6.12.9+deb12"))
+	require.True(t, naturalLess("a", "ab"))
+	require.False(t, naturalLess("x1", "x1"))
+}
+
+func TestKernelPackageRE(t *testing.T) {
+	re := kernelPackageRE("6.12")
+	require.True(t, re.MatchString("linux-image-6.12.117+deb12-amd64-unsigned"))
+	require.False(t, re.MatchString("linux-image-6.12.117+deb12-cloud-amd64-unsigned"), "cloud lacks rxe")
+	require.False(t, re.MatchString("linux-image-6.12.117+deb12-rt-amd64-unsigned"), "rt lacks rxe")
+	require.False(t, re.MatchString("linux-image-6.12.117+deb12-amd64"), "signed image is not the one")
+	require.False(t, re.MatchString("linux-image-6.1.0-57-amd64-unsigned"))
+}
+
+func TestCachedKernelsNewestFirst(t *testing.T) {
+	dir := t.TempDir()
+	for _, n := range []string{
+		"linux-image-6.12.9+deb12-amd64-unsigned_6.12.9-1",
+		"linux-image-6.12.117+deb12-amd64-unsigned_6.12.117-1~deb12u1",
+		"linux-image-6.12.118+deb12-amd64-unsigned_x.tmp123", // half-built
+		"linux-image-6.1.0-57-amd64-unsigned_6.1.192-3",
+	} {
+		require.NoError(t, os.MkdirAll(filepath.Join(dir, "kernels", n), 0o755))
+	}
+	got := cachedKernels(dir, "6.12")
+	require.Len(t, got, 2)
+	require.Contains(t, got[0], "6.12.117")
+	got = cachedKernels(dir, "6.1")
+	require.Len(t, got, 1)
+	require.Contains(t, got[0], "6.1.0-57")
+	require.Empty(t, cachedKernels(dir, "6.6"))
+}
+
+func TestTailBufferKeepsTheEnd(t *testing.T) {
+	tb := &tailBuffer{max: 8}
+	tb.Write([]byte("0123456789"))
+	tb.Write([]byte("ab"))
+	require.Equal(t, "456789ab", tb.String())
+}
+
+func TestPrintTail(t *testing.T) {
+	var b bytes.Buffer
+	printTail(&b, "dmesg", "a\nb\r\nc\nd\n", 2)
+	require.Equal(t, "rxevm: --- dmesg (last 2 lines) ---\n  c\n  d\nrxevm: --- end of dmesg ---\n", b.String())
+}
+
+func TestPublishIsAtomicAndOnce(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "entry")
+	builds := 0
+	build := func(tmp string) error {
+		builds++
+		return os.WriteFile(tmp, []byte("done"), 0o644)
+	}
+	require.NoError(t, publish(dir, path, build))
+	require.NoError(t, publish(dir, path, build))
+	require.Equal(t, 1, builds)
+	b, err := os.ReadFile(path)
+	require.NoError(t, err)
+	require.Equal(t, "done", string(b))
+
+	failing := filepath.Join(dir, "failing")
+	require.Error(t, publish(dir, failing, func(tmp string) error {
+		os.WriteFile(tmp, []byte("half"), 0o644)
+		return os.ErrInvalid
+	}))
+	_, err = os.Stat(failing)
+	require.True(t, os.IsNotExist(err), "a failed build publishes nothing")
+	left, _ := filepath.Glob(failing + ".tmp*")
+	require.Empty(t, left, "a failed build leaves no temporary")
+}
+
+func TestJobRoundTrip(t *testing.T) {
+	dir := t.TempDir()
+	j := &job{Argv: []string{"sh", "-c", "echo 'a b'"}, Dir: "/x", Env: []string{"A=1", "B=two words"},
+		Node: nodeSpec{IP: TestIP, Prefix: 24, Netdev: "dummy"}}
+	require.NoError(t, writeJob(dir, j))
+	got, err := readJob(dir)
+	require.NoError(t, err)
+	require.Equal(t, j, got)
+}
+
+func TestIsGuestAgent(t *testing.T) {
+	require.True(t, IsGuestAgent([]string{"rxevm", "--rxevm-guest-agent", "/run/rxevm"}))
+	require.False(t, IsGuestAgent([]string{"rxevm", "--", "true"}))
+}

@@ -30,6 +30,24 @@
 //	-cpus N         virtual CPUs (default 2)
 //	-mem MIB        memory in MiB (default 2048)
 //	-v              show the boot console and what rxevm prepares
+//	-nodes N        1 (default), or 2: two VMs joined by a virtual wire
+//	-netem PARAMS   with -nodes 2: tc netem on each node's NIC ("delay 5ms")
+//	-pmem SIZE[,FILE]
+//	                give node 0 an emulated NVDIMM of SIZE (e.g. 256M),
+//	                backed by FILE (kept, and its namespace reused, from
+//	                boot to boot) or by a fresh temporary file
+//	-pmem-mode M    devdax (default: /dev/dax0.0) or fsdax (ext4 mounted
+//	                with -o dax at /mnt/pmem); RPMA_TEST_PMEM names it and
+//	                RPMA_TEST_PMEM_MODE says which
+//
+// Two nodes: node 0 (the server side) is 192.0.2.1, node 1 (the client
+// side) 192.0.2.2, each with rxe0 on its eth0; the wire is a qemu UDP
+// socket netdev over host loopback, so nothing leaves the machine. Both
+// run CMD, or node 1 runs what follows "::". Each sees RPMA_TEST_NODE (0
+// or 1), RPMA_TEST_IP (its own address) and RPMA_TEST_PEER_IP. SIGUSR1 to
+// rxevm kills node 0's VM at once (a power loss; its NVDIMM file keeps what
+// reached it) while node 1 runs on. The exit status is node 1's if not
+// zero, else node 0's (unless node 0 was killed by SIGUSR1).
 //
 // Exit status: the command's own status (128+N if signal N killed it, 127
 // if it was not found), or

@@ -28,17 +28,35 @@ func hostMain() int {
 	fs.DurationVar(&cfg.Timeout, "timeout", vm.DefaultTimeout, "kill the VM after this long")
 	fs.IntVar(&cfg.CPUs, "cpus", vm.DefaultCPUs, "virtual CPUs")
 	fs.IntVar(&cfg.MemMiB, "mem", vm.DefaultMemMiB, "memory in MiB")
-	fs.IntVar(&cfg.Nodes, "nodes", 1, "number of VMs (only 1 is implemented)")
+	fs.IntVar(&cfg.Nodes, "nodes", 1, "number of VMs: 1, or 2 on one virtual wire")
+	fs.StringVar(&cfg.NetEm, "netem", "", "with -nodes 2: tc netem parameters for the wire, e.g. \"delay 5ms\"")
+	pmem := fs.String("pmem", "", "emulated NVDIMM on node 0: SIZE[,FILE], e.g. 256M")
+	fs.StringVar(&cfg.PMem.Mode, "pmem-mode", "devdax", "devdax (/dev/dax0.0) or fsdax (ext4 -o dax at "+vm.FsDAXMount+")")
 	fs.BoolVar(&cfg.Verbose, "v", false, "show the boot console and preparation steps")
 	fs.Usage = func() {
-		fmt.Fprintf(fs.Output(), "usage: rxevm [flags] -- CMD [ARGS...]\n")
+		fmt.Fprintf(fs.Output(), "usage: rxevm [flags] -- CMD [ARGS...] [:: NODE1-CMD [ARGS...]]\n")
 		fs.PrintDefaults()
 	}
 	if err := fs.Parse(os.Args[1:]); err != nil {
 		return 2
 	}
+	if *pmem != "" {
+		p, err := vm.ParsePMem(*pmem)
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "rxevm:", err)
+			return 2
+		}
+		p.Mode = cfg.PMem.Mode
+		cfg.PMem = p
+	}
 	cfg.Argv = fs.Args()
-	if len(cfg.Argv) == 0 {
+	for i, a := range cfg.Argv {
+		if a == "::" {
+			cfg.Argv, cfg.Argv1 = cfg.Argv[:i], cfg.Argv[i+1:]
+			break
+		}
+	}
+	if len(cfg.Argv) == 0 || (cfg.Argv1 != nil && (cfg.Nodes != 2 || len(cfg.Argv1) == 0)) {
 		fs.Usage()
 		return 2
 	}
@@ -46,7 +64,7 @@ func hostMain() int {
 	cfg.Stdout, cfg.Stderr, cfg.Log = os.Stdout, os.Stderr, os.Stderr
 
 	sigs := make(chan os.Signal, 4)
-	signal.Notify(sigs, syscall.SIGINT, syscall.SIGTERM, syscall.SIGQUIT)
+	signal.Notify(sigs, syscall.SIGINT, syscall.SIGTERM, syscall.SIGQUIT, vm.PowerLossSignal)
 	code, err := vm.Run(context.Background(), cfg, sigs)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)

@@ -253,3 +253,77 @@ func TestConcurrentColdCache(t *testing.T) {
 	require.Equal(t, 1, strings.Count(stderr, "downloading"), stderr)
 	require.Equal(t, 1, strings.Count(stderr, "building initramfs"), stderr)
 }
+
+// TestTwoNodesOnOneWire: two VMs, rxe on each one's NIC, talk RDMA across
+// the virtual wire (with netem delay), each with its own address.
+func TestTwoNodesOnOneWire(t *testing.T) {
+	r := runVM(t, nil, "-nodes", "2", "-netem", "delay 2ms", "--",
+		"sh", "-c", `echo "node0 $RPMA_TEST_NODE $RPMA_TEST_IP $RPMA_TEST_PEER_IP"; rping -s -a $RPMA_TEST_IP -C 3 >/dev/null`,
+		"::",
+		"sh", "-c", `echo "node1 $RPMA_TEST_NODE $RPMA_TEST_IP $RPMA_TEST_PEER_IP"; sleep 2; rping -c -a $RPMA_TEST_PEER_IP -C 3 -v && tc qdisc show dev eth0`)
+	require.Equal(t, 0, r.code, r.stderr)
+	require.Contains(t, r.stdout, "node0 0 192.0.2.1 192.0.2.2\n")
+	require.Contains(t, r.stdout, "node1 1 192.0.2.2 192.0.2.1\n")
+	require.Contains(t, r.stdout, "ping data: rdma-ping-2")
+	require.Contains(t, r.stdout, "netem")
+	require.Contains(t, r.stdout, "delay 2ms")
+}
+
+func buildDaxio(t *testing.T) string {
+	bin := filepath.Join(t.TempDir(), "daxio")
+	out, err := exec.Command("go", "build", "-o", bin, "./testdata/daxio").CombinedOutput()
+	require.NoError(t, err, string(out))
+	return bin
+}
+
+// TestPMemSurvivesPowerLoss: node 0 writes to its Device DAX NVDIMM and is
+// killed with SIGUSR1 (no shutdown); a fresh VM on the same backing file
+// reads the data back, and the namespace is kept, not re-created.
+func TestPMemSurvivesPowerLoss(t *testing.T) {
+	daxio := buildDaxio(t)
+	nv := filepath.Join(t.TempDir(), "nvdimm.img")
+	release := filepath.Join(t.TempDir(), "release") // node 1 waits for it
+	marker := "power-loss-" + strconv.Itoa(os.Getpid())
+
+	cmd := exec.Command(rxevm, "-nodes", "2", "-pmem", "64M,"+nv, "--",
+		"sh", "-c", daxio+` write "$RPMA_TEST_PMEM" `+marker+` && sleep 600`,
+		"::",
+		"sh", "-c", `while [ ! -e `+release+` ]; do sleep 0.2; done; echo node1-done`)
+	stdout, err := cmd.StdoutPipe()
+	require.NoError(t, err)
+	var errb bytes.Buffer
+	cmd.Stderr = &errb
+	require.NoError(t, cmd.Start())
+	sc := bufio.NewScanner(stdout)
+	require.True(t, sc.Scan(), errb.String())
+	require.Equal(t, "written", sc.Text())
+	require.NoError(t, cmd.Process.Signal(syscall.SIGUSR1)) // power loss of node 0
+	time.Sleep(time.Second)
+	require.NoError(t, os.WriteFile(release, nil, 0o644))
+	require.True(t, sc.Scan(), errb.String())
+	require.Equal(t, "node1-done", sc.Text())
+	require.NoError(t, cmd.Wait(), errb.String())
+	require.Contains(t, errb.String(), "power loss of node 0")
+
+	r := runVM(t, nil, "-pmem", "64M,"+nv, "--", "sh", "-c",
+		daxio+` read "$RPMA_TEST_PMEM" `+strconv.Itoa(len(marker))+` && ndctl list -N`)
+	require.Equal(t, 0, r.code, r.stderr)
+	require.True(t, strings.HasPrefix(r.stdout, marker+"\n"), r.stdout)
+	require.Contains(t, r.stdout, `"mode":"devdax"`)
+
+	// The configured namespace is never re-created in another mode.
+	r = runVM(t, nil, "-pmem", "64M,"+nv, "-pmem-mode", "fsdax", "--", "true")
+	require.Equal(t, 125, r.code)
+	require.Contains(t, r.stderr, "refusing to re-create")
+}
+
+func TestPMemFsDAX(t *testing.T) {
+	r := runVM(t, nil, "-pmem", "64M", "-pmem-mode", "fsdax", "--", "sh", "-c",
+		`echo "$RPMA_TEST_PMEM $RPMA_TEST_PMEM_MODE"; grep " $RPMA_TEST_PMEM " /proc/mounts`)
+	require.Equal(t, 0, r.code, r.stderr)
+	lines := strings.Split(strings.TrimSpace(r.stdout), "\n")
+	require.Len(t, lines, 2, r.stdout)
+	require.Equal(t, "/mnt/pmem fsdax", lines[0])
+	require.Contains(t, lines[1], "/dev/pmem0 /mnt/pmem ext4")
+	require.Contains(t, lines[1], "dax=always")
+}

@@ -3,7 +3,10 @@
 package vm
 
 import (
+	"fmt"
 	"io"
+	"strconv"
+	"strings"
 	"time"
 )
 
@@ -29,17 +32,80 @@ const (
 	DefaultMemMiB  = 2048
 )
 
-// TestIP is the address of rxe0's netdev in a single-node VM.
+// TestIP is the address of rxe0's netdev in a single-node VM, and of node
+// 0 (the server side) in the two-node mode. NodeIP gives each node's.
 const TestIP = "192.0.2.1"
+
+// NodeIP is the address of node i: 192.0.2.1 for node 0, 192.0.2.2 for
+// node 1.
+func NodeIP(i int) string { return "192.0.2." + strconv.Itoa(i+1) }
 
 // Environment variables set for the command inside the VM.
 const (
-	EnvTestIP      = "RPMA_TEST_IP"
-	EnvRequireRXE  = "RPMA_TEST_REQUIRE_RXE"
-	EnvTestKernel  = "RPMA_TEST_KERNEL"
-	EnvInsideVM    = "RXEVM_GUEST"
+	EnvTestIP      = "RPMA_TEST_IP"          // this node's address
+	EnvPeerIP      = "RPMA_TEST_PEER_IP"     // the other node's address (two nodes)
+	EnvNode        = "RPMA_TEST_NODE"        // this node's index: 0 or 1
+	EnvRequireRXE  = "RPMA_TEST_REQUIRE_RXE" // always 1
+	EnvTestKernel  = "RPMA_TEST_KERNEL"      // the guest's kernel release
+	EnvPMem        = "RPMA_TEST_PMEM"        // /dev/dax0.0 (devdax) or the FsDAX mount point
+	EnvPMemMode    = "RPMA_TEST_PMEM_MODE"   // devdax or fsdax
+	EnvInsideVM    = "RXEVM_GUEST"           // 1
 	guestAgentFlag = "--rxevm-guest-agent"
 )
+
+// FsDAXMount is where the guest mounts the emulated NVDIMM's ext4 in fsdax
+// mode.
+const FsDAXMount = "/mnt/pmem"
+
+// PMem describes an emulated NVDIMM. The zero value means none.
+type PMem struct {
+	// Size of the NVDIMM in bytes, a multiple of 2 MiB.
+	Size int64
+	// File backs the NVDIMM. Empty: a fresh temporary file, removed after
+	// the run. A given file is created if missing and kept; a namespace
+	// already configured on it is reused, never re-created, so its contents
+	// survive from boot to boot (and across a killed VM: a power loss).
+	File string
+	// Mode is "devdax" (the default: /dev/dax0.0, Device DAX) or "fsdax"
+	// (an ext4 file system mounted with -o dax at FsDAXMount).
+	Mode string
+}
+
+// ParsePMem parses rxevm's -pmem value, SIZE[,FILE], with SIZE in bytes or
+// with a K, M or G suffix.
+func ParsePMem(s string) (PMem, error) {
+	size, file, _ := strings.Cut(s, ",")
+	mult := int64(1)
+	switch {
+	case strings.HasSuffix(size, "G"):
+		mult, size = 1<<30, strings.TrimSuffix(size, "G")
+	case strings.HasSuffix(size, "M"):
+		mult, size = 1<<20, strings.TrimSuffix(size, "M")
+	case strings.HasSuffix(size, "K"):
+		mult, size = 1<<10, strings.TrimSuffix(size, "K")
+	}
+	n, err := strconv.ParseInt(size, 10, 64)
+	if err != nil || n <= 0 {
+		return PMem{}, fmt.Errorf("-pmem %q: want SIZE[,FILE], e.g. 256M or 256M,/var/tmp/nvdimm", s)
+	}
+	p := PMem{Size: n * mult, File: file}
+	return p, p.validate()
+}
+
+func (p *PMem) validate() error {
+	if p.Size == 0 {
+		return nil
+	}
+	if p.Size%(2<<20) != 0 || p.Size < 16<<20 {
+		return fmt.Errorf("pmem size %d: want a multiple of 2 MiB, at least 16 MiB", p.Size)
+	}
+	switch p.Mode {
+	case "", "devdax", "fsdax":
+	default:
+		return fmt.Errorf("pmem mode %q: want devdax or fsdax", p.Mode)
+	}
+	return nil
+}
 
 // Config describes one run. The zero value of each field means its default.
 type Config struct {
@@ -49,13 +115,13 @@ type Config struct {
 	Kernel string
 	// Timeout bounds the whole run, boot included (default 20 minutes).
 	Timeout time.Duration
-	// CPUs and MemMiB size the VM (defaults 2 and 2048).
+	// CPUs and MemMiB size each VM (defaults 2 and 2048).
 	CPUs   int
 	MemMiB int
-	// Verbose streams the boot console to Stderr and narrates preparation.
+	// Verbose streams the boot console to Log and narrates preparation.
 	Verbose bool
 	// Argv is the command to run; Dir its working directory and Env its
-	// environment (the guest adds RPMA_TEST_* variables).
+	// environment (the guest adds the RPMA_TEST_* variables above).
 	Argv []string
 	Dir  string
 	Env  []string
@@ -65,9 +131,17 @@ type Config struct {
 	// Stdout and Stderr receive the command's output (never kernel
 	// messages). Log receives the harness's own diagnostics.
 	Stdout, Stderr, Log io.Writer
-	// Nodes is the number of VMs. Only 1 is implemented; 2 (two VMs on one
-	// virtual wire) is reserved for the persistent-memory tests.
+	// Nodes is the number of VMs: 1 (rxe0 on a dummy netdev) or 2 (two VMs
+	// on one virtual wire, rxe0 on each one's NIC; node 0 is the server
+	// side at 192.0.2.1, node 1 the client side at 192.0.2.2).
 	Nodes int
+	// Argv1 is node 1's command when Nodes is 2 (default: Argv).
+	Argv1 []string
+	// NetEm, with two nodes, is applied with tc netem to each node's NIC,
+	// e.g. "delay 5ms" or "loss 1%".
+	NetEm string
+	// PMem gives node 0 an emulated NVDIMM.
+	PMem PMem
 }
 
 func (c *Config) setDefaults() {
@@ -94,5 +168,8 @@ func (c *Config) setDefaults() {
 	}
 	if c.Log == nil {
 		c.Log = c.Stderr
+	}
+	if c.PMem.Size > 0 && c.PMem.Mode == "" {
+		c.PMem.Mode = "devdax"
 	}
 }

@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strconv"
 	"strings"
 	"syscall"
@@ -72,6 +73,10 @@ func guestRun(ctlDir string) (int, error) {
 	if err := setupRXE(j.Node); err != nil {
 		return 0, err
 	}
+	pmemEnv, err := setupPMem(j.Node.PMemMode)
+	if err != nil {
+		return 0, err
+	}
 	var uts unix.Utsname
 	unix.Uname(&uts)
 	release := unix.ByteSliceToString(uts.Release[:])
@@ -98,10 +103,15 @@ func guestRun(ctlDir string) (int, error) {
 
 	env := append(append([]string{}, j.Env...),
 		EnvTestIP+"="+j.Node.IP,
+		EnvNode+"="+strconv.Itoa(j.Node.Index),
 		EnvRequireRXE+"=1",
 		EnvTestKernel+"="+release,
 		EnvInsideVM+"=1",
 	)
+	if j.Node.PeerIP != "" {
+		env = append(env, EnvPeerIP+"="+j.Node.PeerIP)
+	}
+	env = append(env, pmemEnv...)
 	if len(j.Argv) == 0 {
 		return 0, errors.New("no command")
 	}
@@ -187,6 +197,8 @@ func setupRXE(n nodeSpec) error {
 		if err := run("ip", "link", "add", netdev, "type", "dummy"); err != nil {
 			return err
 		}
+	case "virtio":
+		netdev = "eth0" // the only NIC; no udev renames it
 	default:
 		return fmt.Errorf("netdev kind %q not supported", n.Netdev)
 	}
@@ -194,6 +206,9 @@ func setupRXE(n nodeSpec) error {
 		{"ip", "addr", "add", fmt.Sprintf("%s/%d", n.IP, n.Prefix), "dev", netdev},
 		{"ip", "link", "set", netdev, "up"},
 		{"rdma", "link", "add", "rxe0", "type", "rxe", "netdev", netdev},
+	}
+	if n.NetEm != "" {
+		steps = append(steps, append([]string{"tc", "qdisc", "add", "dev", netdev, "root", "netem"}, strings.Fields(n.NetEm)...))
 	}
 	for _, s := range steps {
 		if err := run(s[0], s[1:]...); err != nil {
@@ -209,6 +224,72 @@ func setupRXE(n nodeSpec) error {
 		}
 		if time.Now().After(deadline) {
 			return fmt.Errorf("rxe0 not ACTIVE after 30s (state %q, %v)", strings.TrimSpace(string(b)), err)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// setupPMem configures the emulated NVDIMM's namespace as mode asks (only
+// when it is still raw: a configured namespace is kept, with its data) and
+// returns the environment that names it.
+func setupPMem(mode string) ([]string, error) {
+	if mode == "" {
+		return nil, nil
+	}
+	const ns = "namespace0.0"
+	if err := waitPath("/sys/bus/nd/devices/"+ns, 20*time.Second); err != nil {
+		return nil, fmt.Errorf("NVDIMM: %w", err)
+	}
+	out, err := exec.Command("ndctl", "list", "-N", "-n", ns).Output()
+	if err != nil {
+		return nil, fmt.Errorf("ndctl list: %w", err)
+	}
+	m := regexp.MustCompile(`"mode":"(\w+)"`).FindSubmatch(out)
+	have := "raw"
+	if m != nil {
+		have = string(m[1])
+	}
+	switch {
+	case have == mode:
+	case have == "raw":
+		if err := run("ndctl", "create-namespace", "-f", "-e", ns, "-m", mode, "-a", "2M"); err != nil {
+			return nil, err
+		}
+	default:
+		return nil, fmt.Errorf("NVDIMM namespace is %s, not %s: refusing to re-create it (its data would be lost)", have, mode)
+	}
+	if mode == "devdax" {
+		if err := waitPath("/dev/dax0.0", 10*time.Second); err != nil {
+			return nil, err
+		}
+		return []string{EnvPMem + "=/dev/dax0.0", EnvPMemMode + "=devdax"}, nil
+	}
+	if err := waitPath("/dev/pmem0", 10*time.Second); err != nil {
+		return nil, err
+	}
+	if out, _ := exec.Command("blkid", "-o", "value", "-s", "TYPE", "/dev/pmem0").Output(); strings.TrimSpace(string(out)) != "ext4" {
+		// 4 KiB blocks: the 1 KiB default disables DAX.
+		if err := run("mkfs.ext4", "-q", "-F", "-b", "4096", "/dev/pmem0"); err != nil {
+			return nil, err
+		}
+	}
+	if err := os.MkdirAll(FsDAXMount, 0o755); err != nil {
+		return nil, err
+	}
+	if err := run("mount", "-o", "dax", "/dev/pmem0", FsDAXMount); err != nil {
+		return nil, err
+	}
+	return []string{EnvPMem + "=" + FsDAXMount, EnvPMemMode + "=fsdax"}, nil
+}
+
+func waitPath(path string, d time.Duration) error {
+	deadline := time.Now().Add(d)
+	for {
+		if _, err := os.Stat(path); err == nil {
+			return nil
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("%s did not appear within %v", path, d)
 		}
 		time.Sleep(20 * time.Millisecond)
 	}

@@ -21,6 +21,11 @@ done
 
 o=trans=virtio,version=9p2000.L,msize=262144
 mount -t 9p -o $o rxevmctl /ctl || fail "mount control dir"
+for set in $(cat /ctl/modules); do
+	for m in $(cat "/modules-$set.order"); do
+		insmod "/lib/modules/$m" || fail "insmod $m failed"
+	done
+done
 mount -t 9p -o $o,ro hostroot /host || fail "mount host root"
 mount -t tmpfs -o mode=0755 tmpfs /upper || fail "mount tmpfs"
 mkdir -p /upper/u /upper/w

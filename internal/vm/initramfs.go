@@ -93,10 +93,11 @@ func checkStatic(path string) error {
 }
 
 // EnsureInitramfs returns the path of a cached initramfs for kernel k with
-// the base modules plus extra, building it the first time. Its cache key
-// hashes every input: the kernel entry, the module list, the init script
-// and the busybox binary.
-func EnsureInitramfs(cacheDir string, k *Kernel, extra []string, log io.Writer) (string, error) {
+// the base modules, which /init always loads, and the pmem modules, which
+// it loads when the control directory asks for them; it builds it the first
+// time. Its cache key hashes every input: the kernel entry, the module
+// lists, the init script and the busybox binary.
+func EnsureInitramfs(cacheDir string, k *Kernel, pmem []string, log io.Writer) (string, error) {
 	hint := "apt-get install busybox-static kmod xz-utils (or run `make setup`)"
 	if err := checkStatic(busyboxPath); err != nil {
 		return "", prepErr("busybox", err, hint)
@@ -105,16 +106,19 @@ func EnsureInitramfs(cacheDir string, k *Kernel, extra []string, log io.Writer) 
 	if err != nil {
 		return "", prepErr("busybox", err, hint)
 	}
-	mods := append(append([]string{}, baseModules...), extra...)
 	h := sha256.New()
-	fmt.Fprintf(h, "%s\n%s\n%q\n", filepath.Base(k.Dir), k.Release, mods)
+	fmt.Fprintf(h, "%s\n%s\n%q\n%q\n", filepath.Base(k.Dir), k.Release, baseModules, pmem)
 	h.Write(initScript)
 	h.Write(busybox)
 	key := hex.EncodeToString(h.Sum(nil))[:16]
 	path := filepath.Join(cacheDir, "initramfs", k.Release+"-"+key+".cpio")
 	err = publish(cacheDir, path, func(tmp string) error {
 		fmt.Fprintf(log, "rxevm: building initramfs for %s (once)\n", k.Release)
-		paths, err := resolveModules(k, mods)
+		base, err := resolveModules(k, baseModules)
+		if err != nil {
+			return err
+		}
+		extra, err := resolveModules(k, pmem)
 		if err != nil {
 			return err
 		}
@@ -128,17 +132,27 @@ func EnsureInitramfs(cacheDir string, k *Kernel, extra []string, log io.Writer) 
 		c.File("init", 0o755, initScript)
 		c.File("bin/busybox", 0o755, busybox)
 		c.Symlink("bin/sh", "busybox")
-		var order []string
-		for _, p := range paths {
-			data, err := readModule(p)
-			if err != nil {
-				return fmt.Errorf("decompress %s: %w", p, err)
+		seen := map[string]bool{}
+		for _, set := range []struct {
+			order string
+			paths []string
+		}{{"modules.order", base}, {"modules-pmem.order", extra}} {
+			var order []string
+			for _, p := range set.paths {
+				if seen[p] {
+					continue // a dependency the base set loads already
+				}
+				seen[p] = true
+				data, err := readModule(p)
+				if err != nil {
+					return fmt.Errorf("decompress %s: %w", p, err)
+				}
+				name := moduleName(p)
+				c.File("lib/modules/"+name, 0o644, data)
+				order = append(order, name)
 			}
-			name := moduleName(p)
-			c.File("lib/modules/"+name, 0o644, data)
-			order = append(order, name)
+			c.File(set.order, 0o644, []byte(strings.Join(order, "\n")+"\n"))
 		}
-		c.File("modules.order", 0o644, []byte(strings.Join(order, "\n")+"\n"))
 		if err := c.Close(); err != nil {
 			return err
 		}

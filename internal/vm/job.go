@@ -18,13 +18,25 @@ type job struct {
 	Node nodeSpec `json:"node"`
 }
 
-// nodeSpec is one VM's network identity. A single VM puts rxe0 on a dummy
-// netdev; the two-node mode (reserved) puts it on a virtio NIC.
+// nodeSpec is one VM's identity: its network (a single VM puts rxe0 on a
+// dummy netdev, two nodes put it on a virtio NIC on the wire) and its
+// persistent memory.
 type nodeSpec struct {
-	Index  int    `json:"index"`
-	IP     string `json:"ip"`     // e.g. 192.0.2.1
-	Prefix int    `json:"prefix"` // e.g. 24
-	Netdev string `json:"netdev"` // "dummy" or "virtio"
+	Index    int    `json:"index"`
+	IP       string `json:"ip"`                // e.g. 192.0.2.1
+	Prefix   int    `json:"prefix"`            // e.g. 24
+	Netdev   string `json:"netdev"`            // "dummy" or "virtio"
+	PeerIP   string `json:"peer_ip,omitempty"` // the other node's address (virtio)
+	NetEm    string `json:"netem,omitempty"`   // tc netem parameters (virtio)
+	PMemMode string `json:"pmem,omitempty"`    // "", "devdax" or "fsdax"
+}
+
+// modulesFor says which optional module sets the guest's init loads.
+func modulesFor(n nodeSpec) string {
+	if n.PMemMode != "" {
+		return "pmem\n"
+	}
+	return ""
 }
 
 // Files of the control directory.
@@ -32,6 +44,7 @@ const (
 	ctlJob       = "job.json"
 	ctlAgent     = "agent"
 	ctlTmpDir    = "tmpdir"
+	ctlModules   = "modules"
 	ctlStarted   = "started"
 	ctlStatus    = "status"
 	ctlDmesg     = "dmesg"

@@ -57,12 +57,17 @@ func (s *streams) closeAll() {
 
 // qemuArgs builds the command line of one VM. Stream i is inherited as
 // fd 3+i (exec.Cmd.ExtraFiles).
-func qemuArgs(cfg *Config, k *Kernel, initrd, runDir string) []string {
+func qemuArgs(cfg *Config, k *Kernel, initrd, runDir string, n *Node) []string {
 	fd := func(i int) string { return strconv.Itoa(3 + i) }
+	machine, mem := "pc", strconv.Itoa(cfg.MemMiB)
+	if n.PMem.Size > 0 {
+		machine = "pc,nvdimm=on"
+		mem += fmt.Sprintf(",slots=2,maxmem=%dM", cfg.MemMiB+int(n.PMem.Size>>20))
+	}
 	args := []string{
 		"-nodefaults", "-no-user-config", "-display", "none", "-no-reboot",
-		"-machine", "pc", "-accel", "tcg,thread=multi", "-cpu", "max",
-		"-smp", strconv.Itoa(cfg.CPUs), "-m", strconv.Itoa(cfg.MemMiB),
+		"-machine", machine, "-accel", "tcg,thread=multi", "-cpu", "max",
+		"-smp", strconv.Itoa(cfg.CPUs), "-m", mem,
 		"-kernel", k.Image(), "-initrd", initrd,
 		"-append", "console=ttyS0 quiet panic=-1 rdinit=/init",
 		"-chardev", "socket,id=con,fd=" + fd(streamConsole), "-serial", "chardev:con",
@@ -76,7 +81,19 @@ func qemuArgs(cfg *Config, k *Kernel, initrd, runDir string) []string {
 		"-virtfs", "local,path=/,mount_tag=hostroot,security_model=none,readonly=on,multidevs=remap",
 		"-virtfs", "local,path=" + cfg.TmpDir + ",mount_tag=hosttmp,security_model=none,multidevs=remap",
 		"-virtfs", "local,path=" + runDir + ",mount_tag=rxevmctl,security_model=none",
-		"-nic", "none",
+	}
+	if n.PMem.Size > 0 {
+		args = append(args,
+			"-object", fmt.Sprintf("memory-backend-file,id=pmem0,share=on,mem-path=%s,size=%d,align=2M", n.PMem.File, n.PMem.Size),
+			"-device", "nvdimm,id=nvdimm0,memdev=pmem0")
+	}
+	if w := n.Wire; w != nil {
+		// UDP socket netdev: each node sends to the other's port.
+		args = append(args,
+			"-netdev", fmt.Sprintf("socket,id=wire,udp=127.0.0.1:%d,localaddr=127.0.0.1:%d", w.Ports[1-n.Index], w.Ports[n.Index]),
+			"-device", fmt.Sprintf("virtio-net-pci,netdev=wire,mac=52:54:00:12:34:%02x", n.Index+1))
+	} else {
+		args = append(args, "-nic", "none")
 	}
 	return args
 }

@@ -146,3 +146,44 @@ func TestIsGuestAgent(t *testing.T) {
 	require.True(t, IsGuestAgent([]string{"rxevm", "--rxevm-guest-agent", "/run/rxevm"}))
 	require.False(t, IsGuestAgent([]string{"rxevm", "--", "true"}))
 }
+
+func TestParsePMem(t *testing.T) {
+	p, err := ParsePMem("256M")
+	require.NoError(t, err)
+	require.Equal(t, PMem{Size: 256 << 20}, p)
+	p, err = ParsePMem("1G,/var/tmp/nv.img")
+	require.NoError(t, err)
+	require.Equal(t, PMem{Size: 1 << 30, File: "/var/tmp/nv.img"}, p)
+	for _, bad := range []string{"", "x", "-2M", "3M", "8M", "256M5"} {
+		_, err := ParsePMem(bad)
+		require.Error(t, err, bad)
+	}
+}
+
+func TestQemuArgs(t *testing.T) {
+	cfg := &Config{CPUs: 2, MemMiB: 2048, TmpDir: "/tmp"}
+	k := &Kernel{Dir: "/cache/k"}
+	args := strings.Join(qemuArgs(cfg, k, "/cache/initrd", "/tmp/run", &Node{}), " ")
+	require.Contains(t, args, "-nic none")
+	require.NotContains(t, args, "nvdimm")
+
+	w := &Wire{Ports: [2]int{4000, 4001}}
+	n := &Node{Index: 1, Wire: w, PMem: PMem{Size: 64 << 20, File: "/x/nv"}}
+	args = strings.Join(qemuArgs(cfg, k, "/cache/initrd", "/tmp/run", n), " ")
+	require.Contains(t, args, "udp=127.0.0.1:4000,localaddr=127.0.0.1:4001", "node 1 sends to node 0's port")
+	require.Contains(t, args, "mac=52:54:00:12:34:02")
+	require.Contains(t, args, "-machine pc,nvdimm=on")
+	require.Contains(t, args, "-m 2048,slots=2,maxmem=2112M")
+	require.Contains(t, args, "mem-path=/x/nv,size=67108864,align=2M")
+	require.NotContains(t, args, "-nic none")
+}
+
+func TestPreparePMemFile(t *testing.T) {
+	f := filepath.Join(t.TempDir(), "nv")
+	require.NoError(t, preparePMemFile(PMem{Size: 16 << 20, File: f}))
+	st, err := os.Stat(f)
+	require.NoError(t, err)
+	require.Equal(t, int64(16<<20), st.Size())
+	require.NoError(t, preparePMemFile(PMem{Size: 16 << 20, File: f}), "an existing file of the right size is kept")
+	require.ErrorContains(t, preparePMemFile(PMem{Size: 32 << 20, File: f}), "refusing to resize")
+}

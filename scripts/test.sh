@@ -3,8 +3,10 @@
 #   lint     gofmt, vet, staticcheck, the cgo boundary, cross builds;
 #   host     unit tests on this machine (integration tests skip: no RDMA);
 #   vm-6.12  every package's tests inside the rxe VM on the 6.12 kernel
-#            (native atomic write), with -race; a skip is a failure there;
-#   vm-6.1   the same on the 6.1 kernel (atomic write emulated);
+#            (native atomic write), with -race, and an emulated NVDIMM as
+#            Device DAX; a skip is a failure there;
+#   vm-6.1   the same on the 6.1 kernel (atomic write emulated), with the
+#            NVDIMM as FsDAX (ext4 -o dax);
 #   vmhost   tests that boot VMs themselves (build tag vmhost), on the host.
 # Every tier runs even if an earlier one failed; the last line sums them.
 set -uo pipefail
@@ -36,8 +38,9 @@ host() {
 	go test -race -count=1 -json ./... 2>&1 | "$summary" -tier host -tally "$tally"
 }
 vm() {
-	local kernel=$1
-	go test -exec "$root/bin/rxevm -kernel $kernel --" -race -count=1 -timeout 20m -json "${vm_pkgs[@]}" 2>&1 |
+	local kernel=$1 pmem_mode=$2
+	RPMA_TEST_REQUIRE_PMEM=1 go test -exec "$root/bin/rxevm -kernel $kernel -pmem 256M -pmem-mode $pmem_mode --" \
+		-race -count=1 -timeout 20m -json "${vm_pkgs[@]}" 2>&1 |
 		"$summary" -tier "vm-$kernel" -no-skips -tally "$tally"
 }
 vmhost() {
@@ -50,7 +53,8 @@ for t in $only; do
 	case $t in
 	lint) tier lint bash scripts/lint.sh ;;
 	host) tier host host ;;
-	vm-*) tier "$t" vm "${t#vm-}" ;;
+	vm-6.12) tier "$t" vm 6.12 devdax ;;
+	vm-6.1) tier "$t" vm 6.1 fsdax ;;
 	vmhost) tier vmhost vmhost ;;
 	*) echo "unknown tier $t" >&2; status=1 ;;
 	esac

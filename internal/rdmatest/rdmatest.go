@@ -70,3 +70,26 @@ func IP(tb testing.TB) string {
 // Kernel returns the kernel release the test runs on: RPMA_TEST_KERNEL, or
 // "" outside the VM.
 func Kernel() string { return os.Getenv(EnvKernel) }
+
+// Persistent-memory variables: rxevm -pmem sets the first two; the test
+// scripts set the third for the VM tiers that boot with an NVDIMM.
+const (
+	EnvPMem        = "RPMA_TEST_PMEM"         // /dev/dax0.0, or the FsDAX mount point
+	EnvPMemMode    = "RPMA_TEST_PMEM_MODE"    // devdax or fsdax
+	EnvRequirePMem = "RPMA_TEST_REQUIRE_PMEM" // "1": lack of pmem fails instead of skipping
+)
+
+// PMem returns the emulated NVDIMM to test on and its mode ("devdax" or
+// "fsdax"). It skips when there is none, and fails instead when
+// RPMA_TEST_REQUIRE_PMEM=1.
+func PMem(tb testing.TB) (path, mode string) {
+	tb.Helper()
+	path, mode = os.Getenv(EnvPMem), os.Getenv(EnvPMemMode)
+	if path == "" {
+		if os.Getenv(EnvRequirePMem) == "1" {
+			tb.Fatalf("persistent memory required (%s=1) but %s is not set", EnvRequirePMem, EnvPMem)
+		}
+		tb.Skipf("%s is not set (run in the VM with rxevm -pmem)", EnvPMem)
+	}
+	return path, mode
+}

@@ -31,7 +31,7 @@ mount -t tmpfs -o mode=0755 tmpfs /upper || fail "mount tmpfs"
 mkdir -p /upper/u /upper/w
 mount -t overlay overlay -o lowerdir=/host,upperdir=/upper/u,workdir=/upper/w /newroot || fail "mount overlay"
 tmp=$(cat /ctl/tmpdir)
-mount -t 9p -o $o hosttmp "/newroot$tmp" || fail "mount $tmp"
+mount -t 9p -o $o,cache=mmap hosttmp "/newroot$tmp" || fail "mount $tmp"
 mount -t tmpfs -o mode=0755 tmpfs /newroot/run || fail "mount /run"
 mkdir -p /newroot/run/rxevm
 mount --move /ctl /newroot/run/rxevm || fail "move control dir"

@@ -1,0 +1,145 @@
+package pmem
+
+import (
+	"fmt"
+	"os"
+	"sync"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/gorpma/rpma/internal/cpuflush"
+	"github.com/gorpma/rpma/rpma"
+)
+
+// Kind says what memory a Region maps, and so how it persists.
+type Kind int
+
+// Kinds of Region.
+const (
+	// Anonymous is DRAM from Alloc: nothing to persist.
+	Anonymous Kind = iota
+	// DeviceDAX is a Device DAX character device mapped MAP_SHARED:
+	// persistent once written back from the CPU caches.
+	DeviceDAX
+	// FsDAX is a file on a DAX file system mapped with MAP_SYNC:
+	// persistent once written back from the CPU caches.
+	FsDAX
+	// File is a file mapped MAP_SHARED without MAP_SYNC (the file system
+	// is not DAX, or the kernel refused MAP_SYNC): persistent after msync.
+	File
+)
+
+func (k Kind) String() string {
+	switch k {
+	case Anonymous:
+		return "anonymous memory (DRAM)"
+	case DeviceDAX:
+		return "Device DAX"
+	case FsDAX:
+		return "FsDAX file (MAP_SYNC)"
+	case File:
+		return "file (msync)"
+	}
+	return fmt.Sprintf("Kind(%d)", int(k))
+}
+
+// IsPMem reports whether stores reach persistence by a CPU cache flush
+// (Device DAX, or FsDAX with MAP_SYNC): libpmem's pmem_is_pmem.
+func (k Kind) IsPMem() bool { return k == DeviceDAX || k == FsDAX }
+
+// Region is a mapping from Alloc or Map.
+type Region struct {
+	mu   sync.RWMutex
+	b    []byte // what the caller sees
+	m    []byte // the whole mapping (whole pages), for munmap
+	kind Kind
+	path string
+}
+
+// Alloc maps size bytes (rounded up to whole pages) of anonymous memory,
+// zeroed and page-aligned. It is MAP_SHARED, as librpma's own buffers, so
+// that a fork does not leave the parent's registered pages copy-on-write.
+func Alloc(size int) (*Region, error) {
+	if size <= 0 {
+		return nil, rpma.Inval("pmem_alloc", "size %d must be positive", size)
+	}
+	page := os.Getpagesize()
+	n := (size + page - 1) / page * page
+	b, err := unix.Mmap(-1, 0, n, unix.PROT_READ|unix.PROT_WRITE, unix.MAP_SHARED|unix.MAP_ANONYMOUS)
+	if err != nil {
+		return nil, mmapError("mmap", err)
+	}
+	return &Region{b: b[:size:size], m: b, kind: Anonymous}, nil
+}
+
+func mmapError(op string, err error) error {
+	if errno, ok := err.(unix.Errno); ok {
+		code := rpma.CodeProvider
+		if errno == unix.ENOMEM {
+			code = rpma.CodeNoMem
+		}
+		return rpma.NewError(op, code, errno, "")
+	}
+	return rpma.NewError(op, rpma.CodeUnknown, 0, "%v", err)
+}
+
+// Bytes is the mapped memory. It is valid until Close.
+func (r *Region) Bytes() []byte {
+	r.mu.RLock()
+	defer r.mu.RUnlock()
+	return r.b
+}
+
+// Len is the mapping's length in bytes (0 after Close).
+func (r *Region) Len() int { return len(r.Bytes()) }
+
+// Kind says what the Region maps.
+func (r *Region) Kind() Kind { return r.kind }
+
+// Path is the mapped device or file ("" for Alloc).
+func (r *Region) Path() string { return r.path }
+
+// Persist makes bytes [off, off+n) of the Region durable with the
+// primitive its Kind needs: cache write-back and fence (DeviceDAX, FsDAX),
+// msync (File), nothing (Anonymous).
+func (r *Region) Persist(off, n int) error {
+	r.mu.RLock()
+	defer r.mu.RUnlock()
+	if r.b == nil {
+		return rpma.Inval("pmem_persist", "region is closed")
+	}
+	if off < 0 || n < 0 || off > len(r.b)-n {
+		return rpma.Inval("pmem_persist", "range [%d, %d+%d) outside the region of %d bytes", off, off, n, len(r.b))
+	}
+	switch r.kind {
+	case DeviceDAX, FsDAX:
+		cpuflush.Flush(r.b[off : off+n])
+	case File:
+		page := os.Getpagesize()
+		start := off / page * page
+		end := off + n
+		if err := unix.Msync(r.b[start:end], unix.MS_SYNC); err != nil {
+			return mmapError("msync", err)
+		}
+	}
+	return nil
+}
+
+// Close unmaps the Region. It is idempotent and nil-safe; the memory must
+// not be in use (registered with a device) any more.
+func (r *Region) Close() error {
+	if r == nil {
+		return nil
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.b == nil {
+		return nil
+	}
+	m := r.m
+	r.b, r.m = nil, nil
+	if err := unix.Munmap(m); err != nil {
+		return mmapError("munmap", err)
+	}
+	return nil
+}

@@ -2,6 +2,14 @@
 // policy-free cgo wrappers of the verbs and rdma_cm calls the packages above
 // need. Only this package (and others under internal/) imports "C".
 //
+// What it wraps: devices and their capabilities (device_*.go); rdma_cm
+// event channels, CM ids, address translation, connect/accept/reject/
+// disconnect, id migration and QP creation through rdma_create_qp_ex
+// (cm_*.go); protection domains, completion channels and CQs, with a
+// batch poll in one crossing over plain ibv_poll_cq (verbs_*.go; the
+// extended ibv_start_poll API loses completions on rxe before rdma-core
+// 55). Fds are returned as created (blocking); callers decide.
+//
 // Rules of the package:
 //   - No policy: defaults, validation and librpma semantics live in peer,
 //     mr, cq, conn and ep. Errors are *os.SyscallError values naming the C

@@ -18,3 +18,12 @@ func callError(call string, errno syscall.Errno) error {
 	}
 	return os.NewSyscallError(call, errno)
 }
+
+// AddrInfoError is a failure of rdma_getaddrinfo that getaddrinfo reports
+// by an EAI_* code rather than an errno (for example an unknown host).
+type AddrInfoError struct {
+	Code int    // the EAI_* code
+	Msg  string // gai_strerror(Code)
+}
+
+func (e *AddrInfoError) Error() string { return "rdma_getaddrinfo: " + e.Msg }

@@ -1,0 +1,247 @@
+//go:build linux && cgo
+
+package ibv
+
+/*
+#cgo LDFLAGS: -libverbs
+#include <errno.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <infiniband/verbs.h>
+
+// rpma_alloc_pd clears errno first so that a failure without errno can be
+// told apart (librpma maps it to RPMA_E_UNKNOWN).
+static struct ibv_pd *rpma_alloc_pd(struct ibv_context *ctx, int *err_no) {
+	errno = 0;
+	struct ibv_pd *pd = ibv_alloc_pd(ctx);
+	*err_no = pd ? 0 : errno;
+	return pd;
+}
+
+static int rpma_comp_channel_fd(struct ibv_comp_channel *ch) { return ch->fd; }
+static int rpma_cq_cqe(struct ibv_cq *cq) { return cq->cqe; }
+
+// rpma_wc has the layout of the Go type WC.
+struct rpma_wc {
+	uint64_t wr_id;
+	uint32_t status;
+	uint32_t opcode;
+	uint32_t vendor_err;
+	uint32_t byte_len;
+	uint32_t imm_data;
+	uint32_t qp_num;
+	uint32_t src_qp;
+	uint32_t wc_flags;
+};
+
+enum { rpma_wc_off_wr_id = offsetof(struct rpma_wc, wr_id),
+	rpma_wc_off_imm = offsetof(struct rpma_wc, imm_data),
+	rpma_wc_off_flags = offsetof(struct rpma_wc, wc_flags) };
+
+// rpma_poll_cq polls up to n completions into out, in one crossing, with
+// plain ibv_poll_cq. It returns the number polled or a negative value on
+// error.
+static int rpma_poll_cq(struct ibv_cq *cq, struct rpma_wc *out, int n) {
+	struct ibv_wc wc[16];
+	int got = 0;
+	while (got < n) {
+		int want = n - got;
+		if (want > 16)
+			want = 16;
+		int r = ibv_poll_cq(cq, want, wc);
+		if (r < 0)
+			return got > 0 ? got : r;
+		for (int i = 0; i < r; i++) {
+			struct rpma_wc *o = &out[got + i];
+			o->wr_id = wc[i].wr_id;
+			o->status = wc[i].status;
+			o->opcode = wc[i].opcode;
+			o->vendor_err = wc[i].vendor_err;
+			o->byte_len = wc[i].byte_len;
+			o->imm_data = wc[i].imm_data;
+			o->qp_num = wc[i].qp_num;
+			o->src_qp = wc[i].src_qp;
+			o->wc_flags = wc[i].wc_flags;
+		}
+		got += r;
+		if (r < want)
+			break;
+	}
+	return got;
+}
+
+static int rpma_get_cq_event(struct ibv_comp_channel *ch, struct ibv_cq **cq) {
+	void *ctx;
+	if (ibv_get_cq_event(ch, cq, &ctx))
+		return errno ? errno : EIO;
+	return 0;
+}
+*/
+import "C"
+
+import (
+	"os"
+	"syscall"
+	"unsafe"
+)
+
+// Compile-time checks of the WC layout shared with C.
+var (
+	_ [0]struct{} = [unsafe.Sizeof(WC{}) - C.sizeof_struct_rpma_wc]struct{}{}
+	_ [0]struct{} = [unsafe.Offsetof(WC{}.WRID) - C.rpma_wc_off_wr_id]struct{}{}
+	_ [0]struct{} = [unsafe.Offsetof(WC{}.ImmData) - C.rpma_wc_off_imm]struct{}{}
+	_ [0]struct{} = [unsafe.Offsetof(WC{}.WCFlags) - C.rpma_wc_off_flags]struct{}{}
+	_ [0]struct{} = [C.IBV_WC_WITH_IMM - WCWithImm]struct{}{}
+)
+
+// Same reports whether c and o are the same device context.
+func (c *Context) Same(o *Context) bool {
+	return c != nil && o != nil && c.c != nil && c.c == o.c
+}
+
+// PD is a protection domain (struct ibv_pd).
+type PD struct {
+	c *C.struct_ibv_pd
+}
+
+// AllocPD allocates a protection domain (ibv_alloc_pd). When it fails
+// without setting errno, the error carries errno 0 (not EIO).
+func (c *Context) AllocPD() (*PD, error) {
+	var errno C.int
+	pd := C.rpma_alloc_pd(c.c, &errno)
+	if pd == nil {
+		return nil, &os.SyscallError{Syscall: "ibv_alloc_pd", Err: syscall.Errno(errno)}
+	}
+	return &PD{c: pd}, nil
+}
+
+// Context returns the device the PD belongs to.
+func (pd *PD) Context() *Context { return &Context{c: pd.c.context} }
+
+// Dealloc deallocates the PD (ibv_dealloc_pd). It is a no-op on a nil or
+// deallocated PD.
+func (pd *PD) Dealloc() error {
+	if pd == nil || pd.c == nil {
+		return nil
+	}
+	if rc := C.ibv_dealloc_pd(pd.c); rc != 0 {
+		return callError("ibv_dealloc_pd", syscall.Errno(rc))
+	}
+	pd.c = nil
+	return nil
+}
+
+// CompChannel is a completion channel (struct ibv_comp_channel).
+type CompChannel struct {
+	c *C.struct_ibv_comp_channel
+}
+
+// CreateCompChannel creates a completion channel
+// (ibv_create_comp_channel). Its fd is blocking; the caller decides.
+func (c *Context) CreateCompChannel() (*CompChannel, error) {
+	ch, errno := C.ibv_create_comp_channel(c.c)
+	if ch == nil {
+		return nil, callError("ibv_create_comp_channel", errnoOf(errno))
+	}
+	return &CompChannel{c: ch}, nil
+}
+
+// FD returns the channel's fd, or -1 for a nil or destroyed channel.
+func (ch *CompChannel) FD() int {
+	if ch == nil || ch.c == nil {
+		return -1
+	}
+	return int(C.rpma_comp_channel_fd(ch.c))
+}
+
+// GetCQEvent reads the next completion event (ibv_get_cq_event) and returns
+// the CQ it belongs to. On a non-blocking channel with no event it returns
+// an error matching syscall.EAGAIN. Each event must be acknowledged with
+// CQ.AckEvents.
+func (ch *CompChannel) GetCQEvent() (*CQ, error) {
+	var cq *C.struct_ibv_cq
+	if rc := C.rpma_get_cq_event(ch.c, &cq); rc != 0 {
+		return nil, callError("ibv_get_cq_event", syscall.Errno(rc))
+	}
+	return &CQ{c: cq}, nil
+}
+
+// Destroy destroys the channel (ibv_destroy_comp_channel). It is a no-op on
+// a nil or destroyed channel.
+func (ch *CompChannel) Destroy() error {
+	if ch == nil || ch.c == nil {
+		return nil
+	}
+	if rc := C.ibv_destroy_comp_channel(ch.c); rc != 0 {
+		return callError("ibv_destroy_comp_channel", syscall.Errno(rc))
+	}
+	ch.c = nil
+	return nil
+}
+
+// CQ is a completion queue (struct ibv_cq).
+type CQ struct {
+	c *C.struct_ibv_cq
+}
+
+// CreateCQ creates a completion queue with at least cqe entries
+// (ibv_create_cq), reporting to ch (nil: no channel).
+func (c *Context) CreateCQ(cqe int, ch *CompChannel, compVector int) (*CQ, error) {
+	var cch *C.struct_ibv_comp_channel
+	if ch != nil {
+		cch = ch.c
+	}
+	cq, errno := C.ibv_create_cq(c.c, C.int(cqe), nil, cch, C.int(compVector))
+	if cq == nil {
+		return nil, callError("ibv_create_cq", errnoOf(errno))
+	}
+	return &CQ{c: cq}, nil
+}
+
+// Same reports whether q and o wrap the same C CQ.
+func (q *CQ) Same(o *CQ) bool { return q != nil && o != nil && q.c != nil && q.c == o.c }
+
+// CQE returns the number of entries the CQ actually has (cq->cqe).
+func (q *CQ) CQE() int { return int(C.rpma_cq_cqe(q.c)) }
+
+// ReqNotify arms the CQ (ibv_req_notify_cq).
+func (q *CQ) ReqNotify(solicitedOnly bool) error {
+	s := C.int(0)
+	if solicitedOnly {
+		s = 1
+	}
+	if rc := C.ibv_req_notify_cq(q.c, s); rc != 0 {
+		return callError("ibv_req_notify_cq", syscall.Errno(rc))
+	}
+	return nil
+}
+
+// AckEvents acknowledges n completion events (ibv_ack_cq_events).
+func (q *CQ) AckEvents(n int) { C.ibv_ack_cq_events(q.c, C.uint(n)) }
+
+// Poll polls up to len(wc) completions into wc in one crossing
+// (ibv_poll_cq) and returns how many it got. ibv_poll_cq reports failure
+// without errno; the error then carries EIO.
+func (q *CQ) Poll(wc []WC) (int, error) {
+	if len(wc) == 0 {
+		return 0, nil
+	}
+	n := C.rpma_poll_cq(q.c, (*C.struct_rpma_wc)(unsafe.Pointer(unsafe.SliceData(wc))), C.int(len(wc)))
+	if n < 0 {
+		return 0, callError("ibv_poll_cq", 0)
+	}
+	return int(n), nil
+}
+
+// Destroy destroys the CQ (ibv_destroy_cq). It is a no-op on a nil or
+// destroyed CQ.
+func (q *CQ) Destroy() error {
+	if q == nil || q.c == nil {
+		return nil
+	}
+	if rc := C.ibv_destroy_cq(q.c); rc != 0 {
+		return callError("ibv_destroy_cq", syscall.Errno(rc))
+	}
+	q.c = nil
+	return nil
+}

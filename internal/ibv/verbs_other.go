@@ -1,0 +1,57 @@
+//go:build !linux || !cgo
+
+package ibv
+
+// Same reports false.
+func (c *Context) Same(*Context) bool { return false }
+
+// PD is a protection domain; this build cannot allocate one.
+type PD struct{}
+
+// AllocPD returns ErrNotSupported in this build.
+func (c *Context) AllocPD() (*PD, error) { return nil, ErrNotSupported }
+
+// Context returns nil.
+func (pd *PD) Context() *Context { return nil }
+
+// Dealloc does nothing.
+func (pd *PD) Dealloc() error { return nil }
+
+// CompChannel is a completion channel; this build cannot create one.
+type CompChannel struct{}
+
+// CreateCompChannel returns ErrNotSupported in this build.
+func (c *Context) CreateCompChannel() (*CompChannel, error) { return nil, ErrNotSupported }
+
+// FD returns -1.
+func (ch *CompChannel) FD() int { return -1 }
+
+// GetCQEvent returns ErrNotSupported in this build.
+func (ch *CompChannel) GetCQEvent() (*CQ, error) { return nil, ErrNotSupported }
+
+// Destroy does nothing.
+func (ch *CompChannel) Destroy() error { return nil }
+
+// CQ is a completion queue; this build cannot create one.
+type CQ struct{}
+
+// CreateCQ returns ErrNotSupported in this build.
+func (c *Context) CreateCQ(int, *CompChannel, int) (*CQ, error) { return nil, ErrNotSupported }
+
+// Same reports false.
+func (q *CQ) Same(*CQ) bool { return false }
+
+// CQE returns 0.
+func (q *CQ) CQE() int { return 0 }
+
+// ReqNotify returns ErrNotSupported in this build.
+func (q *CQ) ReqNotify(bool) error { return ErrNotSupported }
+
+// AckEvents does nothing.
+func (q *CQ) AckEvents(int) {}
+
+// Poll returns ErrNotSupported in this build.
+func (q *CQ) Poll([]WC) (int, error) { return 0, ErrNotSupported }
+
+// Destroy does nothing.
+func (q *CQ) Destroy() error { return nil }

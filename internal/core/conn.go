@@ -1,0 +1,222 @@
+package core
+
+import (
+	"context"
+	"net/netip"
+	"sync"
+	"sync/atomic"
+
+	"github.com/gorpma/rpma/internal/ibv"
+	"github.com/gorpma/rpma/internal/leak"
+	"github.com/gorpma/rpma/rpma"
+)
+
+// Conn mirrors struct rpma_conn: a connected (or connecting) CM id with its
+// own event channel, its queue pair and CQs.
+type Conn struct {
+	life
+	peer    *Peer
+	ch      *cmChannel
+	id      *ibv.CMID
+	q       queues
+	passive bool
+
+	pmu   sync.Mutex
+	pdata []byte // the other side's private data
+
+	directWriteToPMem atomic.Bool
+	leak              *leak.Handle
+}
+
+// EventFD mirrors rpma_conn_get_event_fd: the event channel's fd, or -1
+// when c is nil or closed.
+func (c *Conn) EventFD() int {
+	if c == nil || c.closed() {
+		return -1
+	}
+	return c.ch.fd
+}
+
+// CompFD mirrors rpma_conn_get_compl_fd: the shared completion channel's fd.
+// Without a shared channel it returns -1 and an error matching
+// rpma.ErrNotSharedChannel.
+func (c *Conn) CompFD() (int, error) {
+	const op = "conn_get_compl_fd"
+	if c == nil {
+		return -1, errNil(op, "connection")
+	}
+	if c.closed() {
+		return -1, errClosed(op, "connection")
+	}
+	if c.q.compCh == nil {
+		return -1, rpma.NewError(op, rpma.CodeNotSharedChnl, 0, "")
+	}
+	return c.q.compCh.FD(), nil
+}
+
+// mapEvent is librpma's mapping of rdma_cm events (rpma_conn_next_event).
+func mapEvent(t ibv.CMEventType) (rpma.ConnEvent, bool) {
+	switch t {
+	case ibv.EventEstablished:
+		return rpma.ConnEstablished, true
+	case ibv.EventConnectError, ibv.EventDeviceRemoval:
+		return rpma.ConnLost, true
+	case ibv.EventDisconnected, ibv.EventTimewaitExit:
+		return rpma.ConnClosed, true
+	case ibv.EventRejected:
+		return rpma.ConnRejected, true
+	case ibv.EventUnreachable:
+		return rpma.ConnUnreachable, true
+	}
+	return rpma.ConnUndefined, false
+}
+
+// NextEvent mirrors rpma_conn_next_event: it waits for the next
+// connection event. The first ESTABLISHED event's private data (the
+// accepting side's) is kept when the connection has none yet.
+func (c *Conn) NextEvent(ctx context.Context) (rpma.ConnEvent, error) {
+	const op = "conn_next_event"
+	if c == nil {
+		return rpma.ConnUndefined, errNil(op, "connection")
+	}
+	if ctx == nil {
+		return rpma.ConnUndefined, errNil(op, "context")
+	}
+	if !c.enter() {
+		return rpma.ConnUndefined, errClosed(op, "connection")
+	}
+	defer c.exit()
+	ev, err := c.ch.next(ctx, op, "connection")
+	if err != nil {
+		return rpma.ConnUndefined, err
+	}
+	if ev.Type == ibv.EventEstablished && len(ev.PrivateData) > 0 {
+		c.pmu.Lock()
+		if c.pdata == nil {
+			c.pdata = ev.PrivateData
+		}
+		c.pmu.Unlock()
+	}
+	e, ok := mapEvent(ev.Type)
+	if !ok {
+		rpma.Logf(rpma.LogWarning, "%s: %s", rpma.ConnUndefined, ev.Type)
+		return rpma.ConnUndefined, rpma.NewError(op, rpma.CodeUnknown, 0, "unexpected rdma_cm event %s", ev.Type)
+	}
+	rpma.Logf(rpma.LogNotice, "%s", e)
+	return e, nil
+}
+
+// PrivateData mirrors rpma_conn_get_private_data: a copy of the other
+// side's private data (from the connection request on the accepting side,
+// from the ESTABLISHED event on the connecting side), nil if none.
+func (c *Conn) PrivateData() []byte {
+	if c == nil {
+		return nil
+	}
+	c.pmu.Lock()
+	defer c.pmu.Unlock()
+	if c.pdata == nil {
+		return nil
+	}
+	return append([]byte(nil), c.pdata...)
+}
+
+// QPNum mirrors rpma_conn_get_qp_num.
+func (c *Conn) QPNum() uint32 {
+	if c == nil {
+		return 0
+	}
+	return c.q.qpNum
+}
+
+// CQ mirrors rpma_conn_get_cq.
+func (c *Conn) CQ() *CQ {
+	if c == nil {
+		return nil
+	}
+	return c.q.cq
+}
+
+// RCQ mirrors rpma_conn_get_rcq: nil when the connection has no receive CQ.
+func (c *Conn) RCQ() *CQ {
+	if c == nil {
+		return nil
+	}
+	return c.q.rcq
+}
+
+// IsPassive reports whether c was accepted (rather than connected).
+func (c *Conn) IsPassive() bool { return c != nil && c.passive }
+
+// LocalAddr and PeerAddr return the two ends' addresses.
+func (c *Conn) LocalAddr() netip.AddrPort {
+	if c == nil || !c.enter() {
+		return netip.AddrPort{}
+	}
+	defer c.exit()
+	return c.id.LocalAddr()
+}
+
+// PeerAddr returns the other side's address.
+func (c *Conn) PeerAddr() netip.AddrPort {
+	if c == nil || !c.enter() {
+		return netip.AddrPort{}
+	}
+	defer c.exit()
+	return c.id.PeerAddr()
+}
+
+// ApplyRemotePeerCfg mirrors rpma_conn_apply_remote_peer_cfg.
+func (c *Conn) ApplyRemotePeerCfg(directWriteToPMem bool) error {
+	const op = "conn_apply_remote_peer_cfg"
+	if c == nil {
+		return errNil(op, "connection")
+	}
+	if c.closed() {
+		return errClosed(op, "connection")
+	}
+	c.directWriteToPMem.Store(directWriteToPMem)
+	return nil
+}
+
+// DirectWriteToPMem reports what ApplyRemotePeerCfg applied (false by
+// default).
+func (c *Conn) DirectWriteToPMem() bool { return c != nil && c.directWriteToPMem.Load() }
+
+// Disconnect mirrors rpma_conn_disconnect (rdma_disconnect). It may be
+// called while another goroutine waits in NextEvent.
+func (c *Conn) Disconnect() error {
+	const op = "conn_disconnect"
+	if c == nil {
+		return errNil(op, "connection")
+	}
+	if !c.enter() {
+		return errClosed(op, "connection")
+	}
+	defer c.exit()
+	if err := c.id.Disconnect(); err != nil {
+		return provider(op, err)
+	}
+	rpma.Logf(rpma.LogNotice, "Requesting for disconnection")
+	return nil
+}
+
+// Close mirrors rpma_conn_delete: it destroys the QP, the CQs, the CM id
+// and the event channel. A goroutine blocked in NextEvent returns an error
+// matching os.ErrClosed. Close is idempotent and nil-safe; errors of the
+// individual steps are aggregated and every step runs regardless.
+func (c *Conn) Close() error {
+	if c == nil || !c.beginClose() {
+		return nil
+	}
+	c.ch.wake()
+	c.lock()
+	defer c.unlock()
+	var errs errList
+	errs.add(c.q.destroy(c.id))
+	errs.add(provider("conn_delete", c.id.Destroy()))
+	c.ch.destroy()
+	c.peer.release()
+	c.leak.Release()
+	return errs.err()
+}

@@ -1,0 +1,358 @@
+package core
+
+import (
+	"context"
+	"net/netip"
+
+	"github.com/gorpma/rpma/internal/ibv"
+	"github.com/gorpma/rpma/internal/leak"
+	"github.com/gorpma/rpma/rpma"
+)
+
+// ConnReq mirrors struct rpma_conn_req: a CM id with its queue pair and
+// CQs, not yet connected. Active requests come from NewConnReq, passive
+// ones from Endpoint.NextConnReq. Either way the request has its own event
+// channel, which the connection inherits.
+type ConnReq struct {
+	life
+	peer    *Peer
+	ch      *cmChannel
+	id      *ibv.CMID
+	q       queues
+	params  ConnParams
+	passive bool
+	pdata   []byte // incoming private data (passive only)
+	leak    *leak.Handle
+}
+
+// queues are the verbs objects a request creates for its connection.
+type queues struct {
+	compCh *ibv.CompChannel // shared completion channel, or nil
+	compW  *waiter          // its waiter
+	cq     *CQ
+	rcq    *CQ // nil when RCQSize is 0
+	qpNum  uint32
+}
+
+// createQueues creates the CQ, the optional RCQ and the QP of id
+// (rpma_conn_req_from_id and rpma_peer_setup_qp).
+func createQueues(op string, p *Peer, id *ibv.CMID, prm *ConnParams) (queues, error) {
+	var q queues
+	if v := id.Verbs(); !v.Same(p.ctx) {
+		name := "no device"
+		if v != nil {
+			name = v.Name()
+		}
+		return q, rpma.Inval(op, "the peer is on device %s but the connection goes through %s", p.dev.name, name)
+	}
+	if err := prm.checkDevice(op, p); err != nil {
+		return q, err
+	}
+	var err error
+	if prm.SharedCompChannel {
+		if q.compCh, err = p.ctx.CreateCompChannel(); err != nil {
+			return q, provider(op, err)
+		}
+		if q.compW, err = newWaiter(q.compCh.FD(), "ibv_comp_channel"); err != nil {
+			q.compCh.Destroy()
+			return queues{}, provider(op, err)
+		}
+	}
+	if q.cq, err = newCQ(op, p.ctx, prm.CQSize, q.compCh); err != nil {
+		q.destroy(nil)
+		return queues{}, err
+	}
+	if prm.RCQSize > 0 {
+		if q.rcq, err = newCQ(op, p.ctx, prm.RCQSize, q.compCh); err != nil {
+			q.destroy(nil)
+			return queues{}, err
+		}
+	}
+	attr := ibv.QPInitAttr{
+		PD:            p.pd,
+		SendCQ:        q.cq.ibvCQ(),
+		RecvCQ:        q.cq.ibvCQ(),
+		MaxSendWR:     uint32(prm.SQSize),
+		MaxRecvWR:     uint32(prm.RQSize),
+		MaxSendSGE:    maxSGE,
+		MaxRecvSGE:    maxSGE,
+		MaxInlineData: maxInlineData,
+	}
+	if q.rcq != nil {
+		attr.RecvCQ = q.rcq.ibvCQ()
+	}
+	if p.nativeAtomicWrite {
+		attr.SendOpsFlags |= ibv.QPExWithAtomicWrite
+	}
+	if _, err := id.CreateQP(&attr); err != nil {
+		q.destroy(nil)
+		return queues{}, providerMsg(op, err,
+			"max_send_wr=%d, max_recv_wr=%d, max_send/recv_sge=%d, max_inline_data=%d, qp_type=IBV_QPT_RC, sq_sig_all=0",
+			prm.SQSize, prm.RQSize, maxSGE, maxInlineData)
+	}
+	q.qpNum = id.QPNum()
+	return q, nil
+}
+
+// librpma's QP limits (src/peer.c).
+const (
+	maxSGE        = 1 // RPMA_MAX_SGE
+	maxInlineData = 8 // RPMA_MAX_INLINE_DATA
+)
+
+// destroy destroys the QP of id (when id is not nil), the CQs and the
+// shared channel, in librpma's order.
+func (q *queues) destroy(id *ibv.CMID) error {
+	var errs errList
+	if id != nil {
+		id.DestroyQP()
+	}
+	errs.add(q.rcq.close())
+	errs.add(q.cq.close())
+	if q.compCh != nil {
+		q.compW.close()
+		errs.add(provider("conn_delete", q.compCh.Destroy()))
+	}
+	*q = queues{}
+	return errs.err()
+}
+
+// NewConnReq mirrors rpma_conn_req_new: it resolves addr and port within
+// params.Timeout (and ctx) and creates the request's queues.
+func NewConnReq(ctx context.Context, p *Peer, addr, port string, params *ConnParams) (*ConnReq, error) {
+	const op = "conn_req_new"
+	if ctx == nil {
+		return nil, errNil(op, "context")
+	}
+	if addr == "" {
+		return nil, rpma.Inval(op, "empty address")
+	}
+	if port == "" {
+		return nil, rpma.Inval(op, "empty port")
+	}
+	prm, err := ResolveParams(op, params)
+	if err != nil {
+		return nil, err
+	}
+	if err := p.acquire(op); err != nil {
+		return nil, err
+	}
+	r, err := newActive(ctx, op, p, addr, port, &prm)
+	if err != nil {
+		p.release()
+		return nil, err
+	}
+	rpma.Logf(rpma.LogNotice, "Requesting a connection to %s:%s", addr, port)
+	return r, nil
+}
+
+func newActive(ctx context.Context, op string, p *Peer, addr, port string, prm *ConnParams) (*ConnReq, error) {
+	ai, err := ibv.GetAddrInfo(addr, port, false)
+	if err != nil {
+		return nil, providerMsg(op, err, "node=%s, service=%s, active", addr, port)
+	}
+	defer ai.Free()
+	ch, err := newCMChannel(op)
+	if err != nil {
+		return nil, err
+	}
+	id, err := ibv.CreateID(ch.ch)
+	if err != nil {
+		ch.destroy()
+		return nil, provider(op, err)
+	}
+	fail := func(err error) (*ConnReq, error) {
+		id.Destroy()
+		ch.destroy()
+		return nil, err
+	}
+	ms := prm.timeoutMs()
+	if err := id.ResolveAddr(ai, ms); err != nil {
+		return fail(providerMsg(op, err, "%s:%s, timeout %d ms", addr, port, ms))
+	}
+	if err := await(ctx, ch, op, ibv.EventAddrResolved, ibv.EventAddrError, "rdma_resolve_addr"); err != nil {
+		return fail(err)
+	}
+	if err := id.ResolveRoute(ms); err != nil {
+		return fail(providerMsg(op, err, "timeout %d ms", ms))
+	}
+	if err := await(ctx, ch, op, ibv.EventRouteResolved, ibv.EventRouteError, "rdma_resolve_route"); err != nil {
+		return fail(err)
+	}
+	q, err := createQueues(op, p, id, prm)
+	if err != nil {
+		return fail(err)
+	}
+	return &ConnReq{
+		peer:   p,
+		ch:     ch,
+		id:     id,
+		q:      q,
+		params: *prm,
+		leak:   leak.Track("conn.ConnReq"),
+	}, nil
+}
+
+// await waits for the outcome of an asynchronous resolution: the ok
+// event, or the failure event whose status becomes the errno of call.
+func await(ctx context.Context, ch *cmChannel, op string, ok, fail ibv.CMEventType, call string) error {
+	ev, err := ch.next(ctx, op, "connection request")
+	if err != nil {
+		return err
+	}
+	switch ev.Type {
+	case ok:
+		return nil
+	case fail:
+		return rpma.Provider(call, statusErrno(ev.Status))
+	default:
+		return rpma.NewError(op, rpma.CodeUnknown, 0, "unexpected %s while waiting for %s", ev.Type, ok)
+	}
+}
+
+// newPassive builds an incoming request from a CONNECT_REQUEST event of an
+// endpoint (rpma_conn_req_new_from_cm_event). The new id is moved to its
+// own event channel at once, so that its events never reach the endpoint.
+// On failure the request is rejected and destroyed.
+func newPassive(op string, p *Peer, ev *ibv.CMEvent, prm *ConnParams) (*ConnReq, error) {
+	id := ev.ID
+	fail := func(ch *cmChannel, err error) (*ConnReq, error) {
+		id.Reject(nil)
+		id.Destroy()
+		ch.destroy()
+		return nil, err
+	}
+	if err := p.acquire(op); err != nil {
+		return fail(nil, err)
+	}
+	ch, err := newCMChannel(op)
+	if err != nil {
+		p.release()
+		return fail(nil, err)
+	}
+	if err := id.Migrate(ch.ch); err != nil {
+		p.release()
+		return fail(ch, provider(op, err))
+	}
+	q, err := createQueues(op, p, id, prm)
+	if err != nil {
+		p.release()
+		return fail(ch, err)
+	}
+	return &ConnReq{
+		peer:    p,
+		ch:      ch,
+		id:      id,
+		q:       q,
+		params:  *prm,
+		passive: true,
+		pdata:   ev.PrivateData,
+		leak:    leak.Track("conn.ConnReq"),
+	}, nil
+}
+
+// IsPassive reports whether r is an incoming request (from an endpoint).
+func (r *ConnReq) IsPassive() bool { return r != nil && r.passive }
+
+// PrivateData mirrors rpma_conn_req_get_private_data: a copy of the
+// private data of an incoming request; nil for an outgoing one.
+func (r *ConnReq) PrivateData() []byte {
+	if r == nil || r.pdata == nil {
+		return nil
+	}
+	return append([]byte(nil), r.pdata...)
+}
+
+// PeerAddr returns the address of the other side.
+func (r *ConnReq) PeerAddr() netip.AddrPort {
+	if r == nil || !r.enter() {
+		return netip.AddrPort{}
+	}
+	defer r.exit()
+	return r.id.PeerAddr()
+}
+
+// Connect mirrors rpma_conn_req_connect: it accepts an incoming request or
+// connects an outgoing one, and returns the connection, whose first event
+// (ESTABLISHED, or REJECTED, UNREACHABLE...) tells how it went. Argument
+// errors (nil or closed request, oversized private data) leave the request
+// as it is, as in librpma; past them the request is consumed whatever the
+// outcome.
+func (r *ConnReq) Connect(pdata []byte) (*Conn, error) {
+	const op = "conn_req_connect"
+	if r == nil {
+		return nil, errNil(op, "connection request")
+	}
+	if err := checkPrivateData(op, pdata, r.passive); err != nil {
+		return nil, err
+	}
+	if !r.beginClose() {
+		return nil, errClosed(op, "connection request")
+	}
+	r.lock()
+	defer r.unlock()
+	r.leak.Release()
+
+	// The connection takes over the channel (nothing waits on a request's
+	// channel once it is built), the id and the queues.
+	c := &Conn{
+		peer:    r.peer,
+		ch:      r.ch,
+		id:      r.id,
+		q:       r.q,
+		passive: r.passive,
+		pdata:   r.pdata,
+	}
+	prm := ibv.ConnParam{
+		PrivateData:        pdata,
+		ResponderResources: ibv.MaxRespRes,
+		InitiatorDepth:     ibv.MaxInitDepth,
+		FlowControl:        1,
+		RetryCount:         uint8(r.params.RetryCount),
+		RNRRetryCount:      uint8(r.params.RNRRetryCount),
+	}
+	var err error
+	if r.passive {
+		err = r.id.Accept(&prm)
+	} else {
+		err = r.id.Connect(&prm)
+	}
+	if err != nil {
+		err = provider(op, err)
+		if terr := r.teardown(); terr != nil {
+			rpma.Logf(rpma.LogWarning, "%s: cleaning up after a failed connect: %v", op, terr)
+		}
+		return nil, err
+	}
+	c.leak = leak.Track("conn.Conn")
+	return c, nil
+}
+
+// teardown destroys everything the request holds (rpma_conn_req_delete):
+// the QP and CQs, then rejects an incoming request or destroys an outgoing
+// one's id, then the channel. The caller holds the lock.
+func (r *ConnReq) teardown() error {
+	var errs errList
+	errs.add(r.q.destroy(r.id))
+	if r.passive {
+		errs.add(provider("conn_req_delete", r.id.Reject(nil)))
+	}
+	errs.add(provider("conn_req_delete", r.id.Destroy()))
+	r.ch.destroy()
+	r.peer.release()
+	return errs.err()
+}
+
+// Close mirrors rpma_conn_req_delete: it rejects an incoming request
+// (rdma_reject) or abandons an outgoing one, and destroys it. It is
+// idempotent, nil-safe, and a no-op after Connect.
+func (r *ConnReq) Close() error {
+	if r == nil || !r.beginClose() {
+		return nil
+	}
+	r.ch.wake()
+	r.lock()
+	defer r.unlock()
+	r.leak.Release()
+	return r.teardown()
+}

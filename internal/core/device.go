@@ -1,0 +1,121 @@
+package core
+
+import (
+	"sync/atomic"
+	"syscall"
+
+	"github.com/gorpma/rpma/internal/ibv"
+	"github.com/gorpma/rpma/internal/leak"
+	"github.com/gorpma/rpma/rpma"
+)
+
+// defaultTimeoutMs is librpma's RPMA_DEFAULT_TIMEOUT_MS.
+const defaultTimeoutMs = 1000
+
+// Device is an RDMA device found through an address, as
+// rpma_utils_get_ibv_context finds it. Its ibv context belongs to
+// librdmacm, which keeps it open for the life of the process, so Close
+// destroys nothing; it exists so that the device's users (peers) can be
+// counted and the handle retired.
+type Device struct {
+	life
+	ctx   *ibv.Context
+	name  string
+	peers atomic.Int64
+	leak  *leak.Handle
+}
+
+// DeviceForAddress mirrors rpma_utils_get_ibv_context.
+func DeviceForAddress(addr string, typ rpma.UtilIbvContextType) (*Device, error) {
+	const op = "utils_get_ibv_context"
+	if addr == "" {
+		return nil, rpma.Inval(op, "empty address")
+	}
+	var passive bool
+	switch typ {
+	case rpma.IbvContextLocal:
+		passive = true
+	case rpma.IbvContextRemote:
+	default:
+		return nil, rpma.Inval(op, "unknown context type %d", int(typ))
+	}
+	ai, err := ibv.GetAddrInfo(addr, "", passive)
+	if err != nil {
+		return nil, providerMsg(op, err, "node=%s, %s", addr, side(passive))
+	}
+	defer ai.Free()
+	// A synchronous id, as librpma uses: librdmacm waits for the
+	// resolution itself (at most defaultTimeoutMs).
+	id, err := ibv.CreateID(nil)
+	if err != nil {
+		return nil, provider(op, err)
+	}
+	defer id.Destroy()
+	if passive {
+		err = id.BindAddr(ai)
+	} else {
+		err = id.ResolveAddr(ai, defaultTimeoutMs)
+	}
+	if err != nil {
+		return nil, providerMsg(op, err, "address %s", addr)
+	}
+	ctx := id.Verbs()
+	if ctx == nil {
+		return nil, rpma.NewError(op, rpma.CodeInval, syscall.ENODEV,
+			"address %s is not bound to an RDMA device", addr)
+	}
+	return &Device{ctx: ctx, name: ctx.Name(), leak: leak.Track("peer.Device")}, nil
+}
+
+func side(passive bool) string {
+	if passive {
+		return "passive"
+	}
+	return "active"
+}
+
+// Name returns the device's name, for example "rxe0".
+func (d *Device) Name() string {
+	if d == nil {
+		return ""
+	}
+	return d.name
+}
+
+// ODPCapable mirrors rpma_utils_ibv_context_is_odp_capable.
+func (d *Device) ODPCapable() (bool, error) {
+	const op = "utils_ibv_context_is_odp_capable"
+	if d == nil {
+		return false, errNil(op, "device")
+	}
+	if !d.enter() {
+		return false, errClosed(op, "device")
+	}
+	defer d.exit()
+	attr, err := d.ctx.QueryDevice()
+	if err != nil {
+		return false, provider(op, err)
+	}
+	return attr.ODP(), nil
+}
+
+// Close retires the handle. It refuses, with an error matching
+// rpma.ErrProvider and EBUSY, while peers created on the device are open.
+func (d *Device) Close() error {
+	if d == nil {
+		return nil
+	}
+	d.lock()
+	defer d.unlock()
+	if d.closed() {
+		return nil
+	}
+	if n := d.peers.Load(); n > 0 {
+		return rpma.NewError("device_close", rpma.CodeProvider, syscall.EBUSY,
+			"%d peer(s) still use the device: close them first", n)
+	}
+	d.closing.Store(true)
+	d.ctx = nil
+	d.leak.Release()
+	return nil
+}

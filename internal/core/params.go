@@ -1,0 +1,128 @@
+package core
+
+import (
+	"math"
+	"time"
+
+	"github.com/gorpma/rpma/rpma"
+)
+
+// ConnParams is the implementation side of conn.Config. The two struct
+// types must stay identical (same fields, same order, same types), so that
+// conn and ep convert between them; the conversion in package conn does
+// not compile otherwise. Documentation lives on conn.Config.
+type ConnParams struct {
+	Timeout           time.Duration
+	CQSize            int
+	RCQSize           int
+	SQSize            int
+	RQSize            int
+	SharedCompChannel bool
+	RetryCount        int
+	RNRRetryCount     int
+}
+
+// librpma's defaults (src/conn_cfg.c) and the limits of this module.
+const (
+	DefaultTimeout       = 1000 * time.Millisecond
+	DefaultCQSize        = 10
+	DefaultRCQSize       = 0
+	DefaultSQSize        = 10
+	DefaultRQSize        = 10
+	DefaultRetryCount    = 7
+	DefaultRNRRetryCount = 7
+
+	MaxRetryCount = 7 // a 3-bit field on the wire
+	MaxTimeout    = time.Duration(math.MaxInt32) * time.Millisecond
+	MaxQueueSize  = math.MaxInt32
+
+	// MaxConnectPrivateData is what rdma_cm (RDMA_PS_TCP over IB CM) carries
+	// in a connect request: 92 bytes less its 36-byte header.
+	MaxConnectPrivateData = 56
+	// MaxAcceptPrivateData is what rdma_cm carries in an accept (REP).
+	MaxAcceptPrivateData = 196
+)
+
+// DefaultConnParams returns librpma's default connection configuration.
+func DefaultConnParams() ConnParams {
+	return ConnParams{
+		Timeout:       DefaultTimeout,
+		CQSize:        DefaultCQSize,
+		RCQSize:       DefaultRCQSize,
+		SQSize:        DefaultSQSize,
+		RQSize:        DefaultRQSize,
+		RetryCount:    DefaultRetryCount,
+		RNRRetryCount: DefaultRNRRetryCount,
+	}
+}
+
+// ResolveParams returns the parameters to use for p: the defaults for nil,
+// else a validated copy of *p.
+func ResolveParams(op string, p *ConnParams) (ConnParams, error) {
+	if p == nil {
+		return DefaultConnParams(), nil
+	}
+	if err := p.Validate(op); err != nil {
+		return ConnParams{}, err
+	}
+	return *p, nil
+}
+
+// Validate returns an rpma.ErrInvalidArgument error naming the first field
+// out of range, or nil.
+func (p *ConnParams) Validate(op string) error {
+	switch {
+	case p.Timeout < time.Millisecond || p.Timeout > MaxTimeout:
+		return rpma.Inval(op, "Timeout %v out of range [1ms, %v]", p.Timeout, MaxTimeout)
+	case p.CQSize < 1 || p.CQSize > MaxQueueSize:
+		return rpma.Inval(op, "CQSize %d out of range [1, %d]", p.CQSize, MaxQueueSize)
+	case p.RCQSize < 0 || p.RCQSize > MaxQueueSize:
+		return rpma.Inval(op, "RCQSize %d out of range [0, %d] (0: no receive CQ)", p.RCQSize, MaxQueueSize)
+	case p.SQSize < 0 || p.SQSize > MaxQueueSize:
+		return rpma.Inval(op, "SQSize %d out of range [0, %d]", p.SQSize, MaxQueueSize)
+	case p.RQSize < 0 || p.RQSize > MaxQueueSize:
+		return rpma.Inval(op, "RQSize %d out of range [0, %d]", p.RQSize, MaxQueueSize)
+	case p.RetryCount < 0 || p.RetryCount > MaxRetryCount:
+		return rpma.Inval(op, "RetryCount %d out of range [0, %d]", p.RetryCount, MaxRetryCount)
+	case p.RNRRetryCount < 0 || p.RNRRetryCount > MaxRetryCount:
+		return rpma.Inval(op, "RNRRetryCount %d out of range [0, %d]", p.RNRRetryCount, MaxRetryCount)
+	}
+	return nil
+}
+
+// checkDevice checks the sizes against the device's limits, so that a size
+// the device cannot give is an invalid argument rather than a provider
+// error.
+func (p *ConnParams) checkDevice(op string, peer *Peer) error {
+	a := &peer.attr
+	switch {
+	case a.MaxCQE > 0 && p.CQSize > a.MaxCQE:
+		return rpma.Inval(op, "CQSize %d exceeds the device's max_cqe %d", p.CQSize, a.MaxCQE)
+	case a.MaxCQE > 0 && p.RCQSize > a.MaxCQE:
+		return rpma.Inval(op, "RCQSize %d exceeds the device's max_cqe %d", p.RCQSize, a.MaxCQE)
+	case a.MaxQPWR > 0 && p.SQSize > a.MaxQPWR:
+		return rpma.Inval(op, "SQSize %d exceeds the device's max_qp_wr %d", p.SQSize, a.MaxQPWR)
+	case a.MaxQPWR > 0 && p.RQSize > a.MaxQPWR:
+		return rpma.Inval(op, "RQSize %d exceeds the device's max_qp_wr %d", p.RQSize, a.MaxQPWR)
+	}
+	return nil
+}
+
+// timeoutMs is p.Timeout in whole milliseconds.
+func (p *ConnParams) timeoutMs() int { return int(p.Timeout / time.Millisecond) }
+
+// checkPrivateData checks private data for connect (active) or accept.
+func checkPrivateData(op string, pdata []byte, passive bool) error {
+	max := MaxConnectPrivateData
+	if passive {
+		max = MaxAcceptPrivateData
+	}
+	if len(pdata) > max {
+		side := "connect"
+		if passive {
+			side = "accept"
+		}
+		return rpma.Inval(op, "%d bytes of private data, at most %d on %s", len(pdata), max, side)
+	}
+	return nil
+}

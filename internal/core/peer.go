@@ -1,0 +1,155 @@
+package core
+
+import (
+	"errors"
+	"sync/atomic"
+	"syscall"
+
+	"github.com/gorpma/rpma/internal/ibv"
+	"github.com/gorpma/rpma/internal/leak"
+	"github.com/gorpma/rpma/rpma"
+)
+
+// Peer mirrors struct rpma_peer: one protection domain on a device, plus
+// what the device can do natively, probed once.
+type Peer struct {
+	life
+	dev  *Device
+	ctx  *ibv.Context
+	pd   *ibv.PD
+	attr ibv.DeviceAttr
+
+	nativeAtomicWrite bool
+	nativeFlush       bool
+	odp               bool
+
+	// children counts the open objects that use the PD or the peer:
+	// endpoints, connection requests, connections (and, later, memory
+	// regions and SRQs).
+	children atomic.Int64
+	leak     *leak.Handle
+}
+
+// Log messages of librpma's rpma_peer_new (and this module's ODP one).
+const (
+	msgNoNativeAtomicWrite = "Native atomic write is not supported - ordinary RDMA write will be used instead."
+	msgNoNativeFlush       = "Native flush is not supported - ordinary RDMA read will be used instead."
+	msgNoODP               = "On-Demand Paging is not supported - memory registration will not retry with ODP."
+)
+
+// NewPeer mirrors rpma_peer_new.
+func NewPeer(dev *Device) (*Peer, error) {
+	const op = "peer_new"
+	if dev == nil {
+		return nil, errNil(op, "device")
+	}
+	if !dev.enter() {
+		return nil, errClosed(op, "device")
+	}
+	defer dev.exit()
+
+	attr, err := dev.ctx.QueryDevice()
+	if err != nil {
+		return nil, provider(op, err)
+	}
+	p := &Peer{
+		dev:               dev,
+		ctx:               dev.ctx,
+		attr:              attr,
+		nativeAtomicWrite: attr.NativeAtomicWrite(),
+		nativeFlush:       attr.NativeFlush() && ibv.HaveWRFlush,
+		odp:               attr.ODP(),
+	}
+	if !p.nativeAtomicWrite {
+		rpma.Logf(rpma.LogInfo, msgNoNativeAtomicWrite)
+	}
+	if !p.nativeFlush {
+		rpma.Logf(rpma.LogInfo, msgNoNativeFlush)
+	}
+	if !p.odp {
+		rpma.Logf(rpma.LogInfo, msgNoODP)
+	}
+
+	pd, err := dev.ctx.AllocPD()
+	if err != nil {
+		var errno syscall.Errno
+		if !errors.As(err, &errno) || errno == 0 {
+			return nil, rpma.NewError("ibv_alloc_pd", rpma.CodeUnknown, 0, "failed without errno")
+		}
+		if errno == syscall.ENOMEM {
+			return nil, rpma.NewError("ibv_alloc_pd", rpma.CodeNoMem, errno, "")
+		}
+		return nil, provider(op, err)
+	}
+	p.pd = pd
+	dev.peers.Add(1)
+	p.leak = leak.Track("peer.Peer")
+	return p, nil
+}
+
+// NativeAtomicWrite reports whether atomic writes are native
+// (ibv_wr_atomic_write) rather than emulated with an RDMA write.
+func (p *Peer) NativeAtomicWrite() bool { return p != nil && p.nativeAtomicWrite }
+
+// NativeFlush reports whether flushes are native (ibv_wr_flush) rather than
+// emulated with an RDMA read.
+func (p *Peer) NativeFlush() bool { return p != nil && p.nativeFlush }
+
+// ODP reports whether the device supports on-demand paging for RC reads and
+// writes.
+func (p *Peer) ODP() bool { return p != nil && p.odp }
+
+// Device returns the device the peer was created on.
+func (p *Peer) Device() *Device {
+	if p == nil {
+		return nil
+	}
+	return p.dev
+}
+
+// Children returns how many open objects use the peer.
+func (p *Peer) Children() int64 {
+	if p == nil {
+		return 0
+	}
+	return p.children.Load()
+}
+
+// acquire registers a new child. It fails when the peer is nil or closed.
+func (p *Peer) acquire(op string) error {
+	if p == nil {
+		return errNil(op, "peer")
+	}
+	if !p.enter() {
+		return errClosed(op, "peer")
+	}
+	p.children.Add(1)
+	p.exit()
+	return nil
+}
+
+// release unregisters a child.
+func (p *Peer) release() { p.children.Add(-1) }
+
+// Close mirrors rpma_peer_delete. It refuses, with an error matching
+// rpma.ErrProvider and EBUSY (what ibv_dealloc_pd would report), while
+// children are open; the peer then stays usable.
+func (p *Peer) Close() error {
+	if p == nil {
+		return nil
+	}
+	p.lock()
+	defer p.unlock()
+	if p.closed() {
+		return nil
+	}
+	if n := p.children.Load(); n > 0 {
+		return rpma.NewError("peer_delete", rpma.CodeProvider, syscall.EBUSY,
+			"%d object(s) (endpoints, connection requests, connections) still use the peer: close them first", n)
+	}
+	p.closing.Store(true)
+	err := p.pd.Dealloc()
+	p.dev.peers.Add(-1)
+	p.leak.Release()
+	return provider("peer_delete", err)
+}

@@ -1,0 +1,101 @@
+package conn
+
+import (
+	"time"
+
+	"github.com/gorpma/rpma/internal/core"
+)
+
+// Config mirrors struct rpma_conn_cfg: how a connection request is built.
+// A nil *Config anywhere means [DefaultConfig], librpma's defaults. A
+// Config is used as given, so build one from DefaultConfig rather than from
+// a literal: in a literal, the zero sizes are out of range (except RCQSize,
+// where 0 means no receive CQ, as in librpma).
+//
+// Validation happens before anything reaches the verbs layer; out-of-range
+// values give an error matching [rpma.ErrInvalidArgument] that names the
+// field. Sizes are also checked against the device's limits (max_cqe,
+// max_qp_wr) when the request is built.
+//
+// Shared receive queues (rpma_conn_cfg_set_srq) come with Core library II.
+type Config struct {
+	// Timeout bounds the address and route resolution of an outgoing
+	// request (rdma_resolve_addr, rdma_resolve_route), each. Default
+	// 1000 ms; it must be at least 1 ms and at most MaxInt32 ms, and is
+	// used in whole milliseconds.
+	Timeout time.Duration
+	// CQSize is the number of entries of the main CQ. Default 10;
+	// at least 1.
+	CQSize int
+	// RCQSize is the number of entries of the receive CQ; 0 (the
+	// default) means no receive CQ: receive completions then go to the
+	// main CQ.
+	RCQSize int
+	// SQSize is the number of work requests the send queue holds.
+	// Default 10; 0 is allowed (a QP that never sends).
+	SQSize int
+	// RQSize is the number of work requests the receive queue holds.
+	// Default 10; 0 is allowed (a QP that never receives).
+	RQSize int
+	// SharedCompChannel makes the main CQ and the receive CQ share one
+	// completion channel (rpma_conn_cfg_set_compl_channel). Default false.
+	SharedCompChannel bool
+	// RetryCount is the transport retry count of the connection's QP
+	// (rdma_conn_param.retry_count, 0 to 7): how many times a request
+	// that gets no acknowledgement is resent before its work completion
+	// fails with IBV_WC_RETRY_EXC_ERR. Default 7, librpma's value.
+	// Ignored when accepting (the accepting side's QP takes the
+	// connecting side's value).
+	//
+	// Soft-RoCE (rxe) treats 7 as "retry forever", a deviation from the
+	// specification (where only an RNR retry count of 7 means that): with
+	// rxe, when the other host vanishes without a disconnect, operations
+	// never fail and only the connection's events (NextEvent) tell. Use a
+	// smaller value to have operations fail instead.
+	RetryCount int
+	// RNRRetryCount is the receiver-not-ready retry count
+	// (rdma_conn_param.rnr_retry_count, 0 to 7; 7 means retry forever):
+	// how many times a send is retried while the other side has no
+	// receive posted. Default 7, librpma's value.
+	RNRRetryCount int
+}
+
+// Defaults and limits of Config and of private data.
+const (
+	DefaultTimeout       = core.DefaultTimeout
+	DefaultCQSize        = core.DefaultCQSize
+	DefaultRCQSize       = core.DefaultRCQSize
+	DefaultSQSize        = core.DefaultSQSize
+	DefaultRQSize        = core.DefaultRQSize
+	DefaultRetryCount    = core.DefaultRetryCount
+	DefaultRNRRetryCount = core.DefaultRNRRetryCount
+
+	// MaxConnectPrivateData is the most private data ConnReq.Connect
+	// sends from the connecting side (rdma_cm over IB CM, RDMA_PS_TCP).
+	MaxConnectPrivateData = core.MaxConnectPrivateData
+	// MaxAcceptPrivateData is the most private data ConnReq.Connect
+	// sends when accepting.
+	MaxAcceptPrivateData = core.MaxAcceptPrivateData
+)
+
+// DefaultConfig mirrors rpma_conn_cfg_new: a new Config with librpma's
+// defaults: Timeout 1000 ms, CQSize 10, RCQSize 0, SQSize 10, RQSize 10,
+// SharedCompChannel false, RetryCount 7, RNRRetryCount 7.
+func DefaultConfig() *Config {
+	c := Config(core.DefaultConnParams())
+	return &c
+}
+
+// Validate returns nil if c can be used, else an error matching
+// [rpma.ErrInvalidArgument] naming the first field out of range. A nil c
+// is valid (it means the defaults).
+func (c *Config) Validate() error {
+	if c == nil {
+		return nil
+	}
+	return c.params().Validate("conn_cfg")
+}
+
+// params is the core view of c (nil stays nil). The conversion compiles
+// only while Config and core.ConnParams have identical fields.
+func (c *Config) params() *core.ConnParams { return (*core.ConnParams)(c) }

@@ -1,0 +1,157 @@
+package conn
+
+import (
+	"context"
+	"net/netip"
+
+	"github.com/gorpma/rpma/cq"
+	"github.com/gorpma/rpma/internal/core"
+	"github.com/gorpma/rpma/peer"
+	"github.com/gorpma/rpma/rpma"
+)
+
+// ConnReq mirrors struct rpma_conn_req: a connection request with its queue
+// pair and completion queues already created, not yet connected. An
+// outgoing request comes from [NewRequest]; an incoming one from
+// ep.Endpoint.NextConnReq. Either way it has its own event channel, which
+// its connection inherits.
+//
+// A ConnReq is meant for one goroutine; only Close may be called from
+// another one at any time.
+type ConnReq core.ConnReq
+
+func (r *ConnReq) core() *core.ConnReq { return (*core.ConnReq)(r) }
+
+// NewRequest mirrors rpma_conn_req_new: it translates addr and port
+// (rdma_getaddrinfo), resolves the address and the route, each within
+// cfg.Timeout, and creates the CQs and the QP with cfg (nil: defaults).
+// The resolution waits in Go's runtime poller; cancelling ctx ends it at
+// once with ctx.Err().
+//
+// Errors: a nil or closed p, an empty addr or port, or a cfg out of range
+// match [rpma.ErrInvalidArgument]; an address that cannot be translated or
+// resolved matches [rpma.ErrProvider] and the errno of the failing call
+// (for example ENETUNREACH, or ETIMEDOUT after cfg.Timeout).
+func NewRequest(ctx context.Context, p *peer.Peer, addr, port string, cfg *Config) (*ConnReq, error) {
+	r, err := core.NewConnReq(ctx, (*core.Peer)(p), addr, port, cfg.params())
+	return (*ConnReq)(r), err
+}
+
+// PrivateData mirrors rpma_conn_req_get_private_data: a copy of the private
+// data of an incoming request, nil for an outgoing one. rdma_cm pads it: a
+// request carries [MaxConnectPrivateData] bytes however few were sent, so
+// compare the prefix you expect.
+func (r *ConnReq) PrivateData() []byte { return r.core().PrivateData() }
+
+// PeerAddr returns the address of the other side.
+func (r *ConnReq) PeerAddr() netip.AddrPort { return r.core().PeerAddr() }
+
+// Connect mirrors rpma_conn_req_connect: it connects an outgoing request
+// (rdma_connect) or accepts an incoming one (rdma_accept), sending pdata as
+// private data (nil or empty: none), and returns the connection. It does
+// not wait: the connection's first event, from [Conn.NextEvent], says
+// whether it got established.
+//
+// Argument errors leave r as it was, as in librpma: a nil or closed r, and
+// pdata longer than [MaxConnectPrivateData] (connecting) or
+// [MaxAcceptPrivateData] (accepting) give an error matching
+// [rpma.ErrInvalidArgument] before anything is posted. Past those checks
+// Connect consumes r whatever the outcome: a failed connect or accept is
+// cleaned up (an incoming request is rejected), and r.Close becomes a
+// no-op.
+func (r *ConnReq) Connect(pdata []byte) (*Conn, error) {
+	c, err := r.core().Connect(pdata)
+	return (*Conn)(c), err
+}
+
+// Close mirrors rpma_conn_req_delete: it rejects an incoming request
+// (rdma_reject, so the other side sees [rpma.ConnRejected]) or abandons an
+// outgoing one, and destroys its QP, CQs, CM id and event channel. It is
+// idempotent, nil-safe and a no-op after Connect.
+func (r *ConnReq) Close() error { return r.core().Close() }
+
+// Reject is Close, named for an incoming request: the other side sees
+// [rpma.ConnRejected].
+func (r *ConnReq) Reject() error { return r.core().Close() }
+
+// Conn mirrors struct rpma_conn: a connection, from the moment its request
+// was connected or accepted.
+//
+// A Conn is meant for one goroutine at a time, as librpma's connections
+// are meant for one thread at a time. The exceptions, safe from any
+// goroutine at any time: Close (which makes a concurrent NextEvent return
+// an error matching os.ErrClosed), Disconnect (typically while another
+// goroutine waits in NextEvent), and the getters PrivateData, QPNum,
+// EventFD, CQ, RCQ, LocalAddr and PeerAddr.
+type Conn core.Conn
+
+func (c *Conn) core() *core.Conn { return (*core.Conn)(c) }
+
+// NextEvent mirrors rpma_conn_next_event: it waits for the connection's
+// next event. The rdma_cm events map as in librpma: ESTABLISHED to
+// [rpma.ConnEstablished]; DISCONNECTED and TIMEWAIT_EXIT to
+// [rpma.ConnClosed]; CONNECT_ERROR and DEVICE_REMOVAL to [rpma.ConnLost];
+// REJECTED to [rpma.ConnRejected]; UNREACHABLE to [rpma.ConnUnreachable].
+// Any other event is consumed and reported as an error matching
+// [rpma.ErrUnknown]. On the connecting side, the private data of the
+// ESTABLISHED event (the accepting side's) becomes [Conn.PrivateData].
+//
+// The wait parks the goroutine in Go's runtime poller (no OS thread is
+// blocked); when ctx is cancelled or its deadline passes, NextEvent returns
+// ctx.Err() promptly. A ctx that is already done returns ctx.Err() without
+// reading an event. For epoll users, [Conn.EventFD] is the channel's fd:
+// once it is readable, NextEvent(context.Background()) does not block.
+//
+// The usual sequences: connecting side: Connect, ESTABLISHED, Disconnect,
+// CLOSED, Close; accepting side: Connect, ESTABLISHED, CLOSED (the other
+// side disconnected), Disconnect, Close.
+func (c *Conn) NextEvent(ctx context.Context) (rpma.ConnEvent, error) {
+	return c.core().NextEvent(ctx)
+}
+
+// Disconnect mirrors rpma_conn_disconnect (rdma_disconnect): it starts a
+// disconnection, or completes one the other side started. Both sides then
+// get [rpma.ConnClosed].
+func (c *Conn) Disconnect() error { return c.core().Disconnect() }
+
+// Close mirrors rpma_conn_delete: it destroys the QP, the CQs, the CM id
+// (which disconnects a connection still up) and the event channel. Errors
+// of the individual steps are aggregated (go-multierror) and every step
+// runs regardless. Close is idempotent and nil-safe.
+func (c *Conn) Close() error { return c.core().Close() }
+
+// PrivateData mirrors rpma_conn_get_private_data: a copy of the other
+// side's private data, nil if none. On the accepting side it is the
+// request's (padded to [MaxConnectPrivateData] bytes by rdma_cm); on the
+// connecting side it is the accept's (padded to [MaxAcceptPrivateData]
+// bytes), available once NextEvent has returned [rpma.ConnEstablished].
+func (c *Conn) PrivateData() []byte { return c.core().PrivateData() }
+
+// QPNum mirrors rpma_conn_get_qp_num: the number of the connection's queue
+// pair.
+func (c *Conn) QPNum() uint32 { return c.core().QPNum() }
+
+// ApplyRemotePeerCfg mirrors rpma_conn_apply_remote_peer_cfg: it records
+// what the other side declared about its platform. Only
+// cfg.DirectWriteToPMem matters: it allows flushes of type
+// rpma.FlushPersistent (Core library II).
+func (c *Conn) ApplyRemotePeerCfg(cfg peer.Cfg) error {
+	return c.core().ApplyRemotePeerCfg(cfg.DirectWriteToPMem)
+}
+
+// EventFD mirrors rpma_conn_get_event_fd: the fd of the connection's event
+// channel, non-blocking; -1 when c is nil or closed.
+func (c *Conn) EventFD() int { return c.core().EventFD() }
+
+// CQ mirrors rpma_conn_get_cq: the connection's main CQ.
+func (c *Conn) CQ() *cq.CQ { return (*cq.CQ)(c.core().CQ()) }
+
+// RCQ mirrors rpma_conn_get_rcq: the connection's receive CQ, nil when
+// Config.RCQSize was 0.
+func (c *Conn) RCQ() *cq.CQ { return (*cq.CQ)(c.core().RCQ()) }
+
+// LocalAddr returns this side's address and port.
+func (c *Conn) LocalAddr() netip.AddrPort { return c.core().LocalAddr() }
+
+// PeerAddr returns the other side's address and port.
+func (c *Conn) PeerAddr() netip.AddrPort { return c.core().PeerAddr() }

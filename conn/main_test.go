@@ -1,0 +1,9 @@
+package conn_test
+
+import (
+	"testing"
+
+	"github.com/gorpma/rpma/internal/leak"
+)
+
+func TestMain(m *testing.M) { leak.Main(m) }

@@ -1,0 +1,73 @@
+package ep
+
+import (
+	"context"
+	"net/netip"
+
+	"github.com/gorpma/rpma/conn"
+	"github.com/gorpma/rpma/internal/core"
+	"github.com/gorpma/rpma/peer"
+)
+
+// Endpoint mirrors struct rpma_ep: a listening rdma_cm id on its own event
+// channel.
+//
+// An Endpoint is meant for one goroutine at a time; Close (or Shutdown)
+// may be called from any goroutine at any time and makes a concurrent
+// NextConnReq return an error matching os.ErrClosed. FD, Addr and Port are
+// safe for concurrent use.
+type Endpoint core.Endpoint
+
+func (e *Endpoint) core() *core.Endpoint { return (*core.Endpoint)(e) }
+
+// Listen mirrors rpma_ep_listen: it creates an event channel and a CM id,
+// binds it to addr and port (rdma_getaddrinfo with RAI_PASSIVE, then
+// rdma_bind_addr) and listens (rdma_listen). addr is an IPv4 or IPv6
+// address or a host name; port "0" binds a free port, which [Endpoint.Addr]
+// and [Endpoint.Port] report.
+//
+// Errors: a nil or closed p, an empty addr or port match
+// [rpma.ErrInvalidArgument]; a failing rdma_cm call matches
+// [rpma.ErrProvider] and its errno (for example EADDRINUSE).
+func Listen(p *peer.Peer, addr, port string) (*Endpoint, error) {
+	e, err := core.Listen((*core.Peer)(p), addr, port)
+	return (*Endpoint)(e), err
+}
+
+// Addr returns the address and port the endpoint is bound to, read back
+// with rdma_get_local_addr.
+func (e *Endpoint) Addr() netip.AddrPort { return e.core().Addr() }
+
+// Port returns the bound port in decimal, ready for conn.NewRequest.
+func (e *Endpoint) Port() string { return e.core().Port() }
+
+// FD mirrors rpma_ep_get_fd: the fd of the endpoint's event channel,
+// non-blocking; -1 when e is nil or closed.
+func (e *Endpoint) FD() int { return e.core().FD() }
+
+// NextConnReq mirrors rpma_ep_next_conn_req: it waits for the next
+// connection request and creates its CQs and QP with cfg (nil: defaults).
+// The request is moved to its own event channel at once (rdma_migrate_id),
+// so it and its connection survive the endpoint's Close.
+//
+// The wait parks the goroutine in Go's runtime poller; when ctx is
+// cancelled or its deadline passes, NextConnReq returns ctx.Err()
+// promptly. For epoll users, [Endpoint.FD] is the channel's fd.
+//
+// Errors: an invalid cfg (checked before waiting), or an event other than a
+// connection request (consumed, as in librpma), match
+// [rpma.ErrInvalidArgument]; a failure to build the request matches
+// [rpma.ErrProvider], and the request is then rejected.
+func (e *Endpoint) NextConnReq(ctx context.Context, cfg *conn.Config) (*conn.ConnReq, error) {
+	r, err := e.core().NextConnReq(ctx, (*core.ConnParams)(cfg))
+	return (*conn.ConnReq)(r), err
+}
+
+// Shutdown mirrors rpma_ep_shutdown: it destroys the listening CM id and the
+// event channel. Connection requests and connections that came from the
+// endpoint live on their own channels and survive it. Shutdown is
+// idempotent and nil-safe.
+func (e *Endpoint) Shutdown() error { return e.core().Close() }
+
+// Close is Shutdown.
+func (e *Endpoint) Close() error { return e.core().Close() }

@@ -1,0 +1,36 @@
+package ep_test
+
+import (
+	"context"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/gorpma/rpma/conn"
+	"github.com/gorpma/rpma/ep"
+	"github.com/gorpma/rpma/internal/leak"
+	"github.com/gorpma/rpma/rpma"
+)
+
+func TestMain(m *testing.M) { leak.Main(m) }
+
+// TestArgumentErrors holds on any host: bad input is refused before
+// anything reaches the verbs layer.
+func TestArgumentErrors(t *testing.T) {
+	_, err := ep.Listen(nil, "192.0.2.1", "0")
+	require.ErrorIs(t, err, rpma.ErrInvalidArgument)
+
+	var e *ep.Endpoint
+	_, err = e.NextConnReq(context.Background(), nil)
+	require.ErrorIs(t, err, rpma.ErrInvalidArgument)
+	require.NoError(t, e.Shutdown())
+	require.NoError(t, e.Close())
+	require.Equal(t, -1, e.FD())
+	require.Empty(t, e.Port())
+	require.False(t, e.Addr().IsValid())
+
+	bad := conn.DefaultConfig()
+	bad.SQSize = -1
+	_, err = (&ep.Endpoint{}).NextConnReq(context.Background(), bad)
+	require.ErrorIs(t, err, rpma.ErrInvalidArgument, "the config is checked before waiting")
+}

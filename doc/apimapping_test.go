@@ -1,0 +1,193 @@
+// Package doc_test checks doc/api-mapping.md against the librpma function
+// list and the Go source of the module.
+package doc_test
+
+import (
+	"bufio"
+	"go/ast"
+	"go/parser"
+	"go/token"
+	"os"
+	"path/filepath"
+	"regexp"
+	"sort"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+)
+
+// pkgDecls is what a package declares: top-level names, and for each type
+// its methods and struct fields.
+type pkgDecls struct {
+	top     map[string]bool
+	members map[string]map[string]bool // type -> method or field
+}
+
+func parsePkg(t *testing.T, dir string) *pkgDecls {
+	t.Helper()
+	fset := token.NewFileSet()
+	matches, err := filepath.Glob(filepath.Join(dir, "*.go"))
+	require.NoError(t, err)
+	d := &pkgDecls{top: map[string]bool{}, members: map[string]map[string]bool{}}
+	member := func(typ, name string) {
+		if d.members[typ] == nil {
+			d.members[typ] = map[string]bool{}
+		}
+		d.members[typ][name] = true
+	}
+	n := 0
+	for _, path := range matches {
+		if strings.HasSuffix(path, "_test.go") {
+			continue
+		}
+		f, err := parser.ParseFile(fset, path, nil, parser.SkipObjectResolution)
+		require.NoError(t, err)
+		n++
+		for _, decl := range f.Decls {
+			switch decl := decl.(type) {
+			case *ast.FuncDecl:
+				if decl.Recv == nil {
+					d.top[decl.Name.Name] = true
+					continue
+				}
+				typ := decl.Recv.List[0].Type
+				if star, ok := typ.(*ast.StarExpr); ok {
+					typ = star.X
+				}
+				if id, ok := typ.(*ast.Ident); ok {
+					member(id.Name, decl.Name.Name)
+				}
+			case *ast.GenDecl:
+				for _, spec := range decl.Specs {
+					switch spec := spec.(type) {
+					case *ast.TypeSpec:
+						d.top[spec.Name.Name] = true
+						if st, ok := spec.Type.(*ast.StructType); ok {
+							for _, f := range st.Fields.List {
+								for _, name := range f.Names {
+									member(spec.Name.Name, name.Name)
+								}
+							}
+						}
+					case *ast.ValueSpec:
+						for _, name := range spec.Names {
+							d.top[name.Name] = true
+						}
+					}
+				}
+			}
+		}
+	}
+	require.NotZero(t, n, "no Go files in %s", dir)
+	return d
+}
+
+// resolve reports whether ident (pkg.Name, pkg.Type.Member) is declared.
+func resolve(t *testing.T, cache map[string]*pkgDecls, ident string) bool {
+	parts := strings.Split(ident, ".")
+	if len(parts) < 2 || len(parts) > 3 {
+		return false
+	}
+	pkg := parts[0]
+	d, ok := cache[pkg]
+	if !ok {
+		dir := filepath.Join("..", pkg)
+		if st, err := os.Stat(dir); err != nil || !st.IsDir() {
+			return false
+		}
+		d = parsePkg(t, dir)
+		cache[pkg] = d
+	}
+	if !d.top[parts[1]] || !ast.IsExported(parts[1]) {
+		return false
+	}
+	if len(parts) == 2 {
+		return true
+	}
+	return ast.IsExported(parts[2]) && d.members[parts[1]][parts[2]]
+}
+
+var backticked = regexp.MustCompile("`([^`]+)`")
+
+func TestAPIMapping(t *testing.T) {
+	// The librpma functions.
+	f, err := os.Open("librpma-functions.txt")
+	require.NoError(t, err)
+	defer f.Close()
+	var funcs []string
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		if s := strings.TrimSpace(sc.Text()); s != "" {
+			funcs = append(funcs, s)
+		}
+	}
+	require.NoError(t, sc.Err())
+	require.Len(t, funcs, 84)
+
+	// The table rows.
+	md, err := os.ReadFile("api-mapping.md")
+	require.NoError(t, err)
+	rows := map[string]int{}
+	cache := map[string]*pkgDecls{}
+	var order []string
+	for i, line := range strings.Split(string(md), "\n") {
+		if !strings.HasPrefix(line, "| `rpma_") {
+			continue
+		}
+		cells := strings.Split(strings.Trim(line, "|"), "|")
+		require.Len(t, cells, 3, "line %d: want 3 columns: %s", i+1, line)
+		name := strings.Trim(strings.TrimSpace(cells[0]), "`")
+		goCol := strings.TrimSpace(cells[1])
+		notes := strings.TrimSpace(cells[2])
+		rows[name]++
+		order = append(order, name)
+
+		switch {
+		case goCol == "(Core II)":
+		case goCol == "—":
+			require.NotEmpty(t, notes, "%s: a row without counterpart needs a reason", name)
+		default:
+			ids := backticked.FindAllStringSubmatch(goCol, -1)
+			require.NotEmpty(t, ids, "%s: no identifier in %q", name, goCol)
+			rest := backticked.ReplaceAllString(goCol, "")
+			require.Empty(t, strings.Trim(rest, ", "), "%s: text outside identifiers in %q", name, goCol)
+			for _, m := range ids {
+				require.True(t, resolve(t, cache, m[1]), "%s: %s does not resolve", name, m[1])
+			}
+		}
+	}
+
+	// Exactly one row per function, nothing else.
+	for _, fn := range funcs {
+		require.Equal(t, 1, rows[fn], "%s: rows", fn)
+	}
+	require.Len(t, rows, len(funcs), "rows for functions not in the list")
+	require.True(t, sort.StringsAreSorted(order), "rows in the list's order")
+
+	// Identifiers in backticks elsewhere in the notes and the additions
+	// section that look like pkg.X must resolve too.
+	for _, m := range backticked.FindAllStringSubmatch(string(md), -1) {
+		id := m[1]
+		pkg, _, ok := strings.Cut(id, ".")
+		if !ok || !map[string]bool{"conn": true, "ep": true, "peer": true, "cq": true, "rpma": true}[pkg] {
+			continue
+		}
+		if strings.ContainsAny(id, " (*") {
+			continue
+		}
+		require.True(t, resolve(t, cache, id), "%s does not resolve", id)
+	}
+}
+
+func TestResolve(t *testing.T) {
+	cache := map[string]*pkgDecls{}
+	require.True(t, resolve(t, cache, "conn.Config.Timeout"))
+	require.True(t, resolve(t, cache, "conn.Conn.NextEvent"))
+	require.True(t, resolve(t, cache, "ep.Listen"))
+	require.False(t, resolve(t, cache, "conn.Config.NoSuchField"))
+	require.False(t, resolve(t, cache, "conn.NoSuch"))
+	require.False(t, resolve(t, cache, "nosuchpkg.X"))
+	require.False(t, resolve(t, cache, "conn"))
+	require.False(t, resolve(t, cache, "conn.Conn.core"), "unexported")
+}

@@ -18,10 +18,11 @@ status=0
 
 go build -o bin/rxevm ./cmd/rxevm || exit 1
 go build -o bin/testsummary ./internal/cmd/testsummary || exit 1
+bash scripts/build-examples.sh || exit 1 # run by the examples' test in the VM
 summary=$root/bin/testsummary
 
 # Packages whose tests run in the VM: all but the harness itself.
-mapfile -t vm_pkgs < <(go list ./... | grep -v -e '/cmd/rxevm$' -e '/internal/vm$' -e '/internal/cmd/')
+mapfile -t vm_pkgs < <(go list ./... | grep -v -e '/cmd/rxevm$' -e '/internal/vm$' -e '/internal/cmd/' -e '/internal/powerloss')
 
 tier() {
 	local name=$1

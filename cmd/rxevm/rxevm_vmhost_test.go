@@ -78,6 +78,18 @@ func TestCommandNotFound(t *testing.T) {
 	require.Contains(t, r.stderr, "no-such-command-rxevm")
 }
 
+// TestRelativeCommandPath: a relative path is relative to the caller's
+// working directory, as on the host.
+func TestRelativeCommandPath(t *testing.T) {
+	dir := t.TempDir()
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "hello.sh"), []byte("#!/bin/sh\necho relative-ok\n"), 0o755))
+	c := exec.Command(rxevm, "--", "./hello.sh")
+	c.Dir = dir
+	out, err := c.Output()
+	require.NoError(t, err)
+	require.Equal(t, "relative-ok\n", string(out))
+}
+
 func TestStdoutAndStderrStaySeparate(t *testing.T) {
 	r := runVM(t, nil, "--", "sh", "-c", "echo to-out; echo to-err >&2; echo more-out")
 	require.Equal(t, 0, r.code, r.stderr)

@@ -115,7 +115,11 @@ func guestRun(ctlDir string) (int, error) {
 	if len(j.Argv) == 0 {
 		return 0, errors.New("no command")
 	}
-	path, err := exec.LookPath(j.Argv[0])
+	prog := j.Argv[0]
+	if strings.Contains(prog, "/") && !filepath.IsAbs(prog) {
+		prog = filepath.Join(j.Dir, prog) // relative to the caller's directory
+	}
+	path, err := exec.LookPath(prog)
 	if err != nil {
 		fmt.Fprintf(stderr, "rxevm: %v\n", err)
 		return 127, nil

@@ -1,0 +1,21 @@
+#!/usr/bin/env bash
+# Builds every bundled example into bin/examples: examples/NAME/main.go as
+# NAME, examples/NAME/{server,client}/main.go as NAME-server, NAME-client.
+# Used by `make demo` and by `make test` before the VM tiers (the examples'
+# integration test runs the binaries inside the VM).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+bin=bin/examples
+mkdir -p "$bin"
+for d in examples/*/; do
+	name=$(basename "$d")
+	[ "$name" = internal ] && continue
+	if [ -f "$d/main.go" ]; then
+		go build -o "$bin/$name" "./$d"
+	fi
+	for side in server client; do
+		if [ -f "$d/$side/main.go" ]; then
+			go build -o "$bin/$name-$side" "./$d/$side"
+		fi
+	done
+done

@@ -12,10 +12,37 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"sort"
 	"strings"
 	"sync"
 	"time"
 )
+
+var (
+	registered []Example
+	sortOnce   sync.Once
+)
+
+// register adds examples to the catalog; each examples_*.go file registers
+// its own from an init function.
+func register(e ...Example) { registered = append(registered, e...) }
+
+// All returns every bundled example in the order make demo runs them: the
+// setup checks (devinfo, rping) first, then the examples by name.
+func All() []Example {
+	sortOnce.Do(func() {
+		sort.SliceStable(registered, func(i, j int) bool {
+			bi, bj := isBase(registered[i].Name), isBase(registered[j].Name)
+			if bi != bj {
+				return bi
+			}
+			return !bi && registered[i].Name < registered[j].Name
+		})
+	})
+	return registered
+}
+
+func isBase(name string) bool { return name == "devinfo" || name == "rping" }
 
 // Example is one bundled example: a server/client pair, or one program.
 type Example struct {

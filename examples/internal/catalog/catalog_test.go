@@ -30,3 +30,13 @@ func TestPrefixWriter(t *testing.T) {
 	w.Write([]byte("c\n"))
 	require.Equal(t, "[s] a\n[s] bc\n", out.String())
 }
+
+func TestAllOrder(t *testing.T) {
+	all := All()
+	require.GreaterOrEqual(t, len(all), 2)
+	require.Equal(t, "devinfo", all[0].Name)
+	require.Equal(t, "rping", all[1].Name)
+	for i := 3; i < len(all); i++ {
+		require.Less(t, all[i-1].Name, all[i].Name, "examples run in name order")
+	}
+}

@@ -15,8 +15,10 @@ func contains(what, out string, want ...string) error {
 	return nil
 }
 
-// All is every bundled example, in the order make demo runs them.
-var All = []Example{
+func init() { register(base...) }
+
+// base are the checks of the setup itself, run before the examples.
+var base = []Example{
 	{
 		Name: "devinfo",
 		Check: func(_, c string) error {

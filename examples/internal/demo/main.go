@@ -28,7 +28,7 @@ func main() {
 		os.Exit(2)
 	}
 	passed, failed := 0, 0
-	for i, e := range catalog.All {
+	for i, e := range catalog.All() {
 		fmt.Printf("=== %s\n", e.Name)
 		if !e.Available(&env) {
 			fmt.Printf("--- FAIL %s: not built\n", e.Name)

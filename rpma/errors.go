@@ -169,11 +169,33 @@ var (
 	ErrConnBroken error = errors.New("rpma: connection broken (QP in error state)")
 
 	// ErrQueueFull reports that a work request could not be posted because
-	// the send (or receive) queue is full. It is a Go addition; librpma
+	// the send, receive or shared receive queue is full, or the completion
+	// queue its completions go to could overrun. It is a Go addition; librpma
 	// returns RPMA_E_PROVIDER in that case, so ErrQueueFull also matches
 	// [ErrProvider] with [errors.Is] and [CodeOf] reports [CodeProvider].
-	ErrQueueFull error = &aliasError{msg: "rpma: send queue full", code: CodeProvider}
+	ErrQueueFull error = &aliasError{msg: "rpma: queue full", code: CodeProvider}
 )
+
+// ConnEventError ends a wait for completions (cq.CQ.Wait, conn.Conn.Wait)
+// because the connection got Event, one of [ConnClosed], [ConnLost],
+// [ConnRejected] or [ConnUnreachable]: no completion will come from a
+// peer that is gone. It is a Go addition (librpma's rpma_cq_wait would
+// block). It matches [ErrConnBroken]; the event is also returned by the
+// connection's next event call.
+type ConnEventError struct {
+	Event ConnEvent
+}
+
+var _ error = (*ConnEventError)(nil)
+
+// Error returns, for example, "rpma: waiting for completions: Connection
+// closed".
+func (e *ConnEventError) Error() string {
+	return "rpma: waiting for completions: " + e.Event.String()
+}
+
+// Is reports whether target is [ErrConnBroken].
+func (e *ConnEventError) Is(target error) bool { return target == ErrConnBroken }
 
 // CodeOf returns the librpma code carried by err or by any error it wraps:
 // the code of a sentinel, of an [*OpError] or of [ErrQueueFull]. It returns

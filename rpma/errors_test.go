@@ -236,7 +236,7 @@ func TestErrConnBroken(t *testing.T) {
 }
 
 func TestErrQueueFull(t *testing.T) {
-	require.Equal(t, "rpma: send queue full", rpma.ErrQueueFull.Error())
+	require.Equal(t, "rpma: queue full", rpma.ErrQueueFull.Error())
 	err := fmt.Errorf("write: %w", rpma.ErrQueueFull)
 	require.ErrorIs(t, err, rpma.ErrQueueFull)
 	require.ErrorIs(t, err, rpma.ErrProvider)
@@ -280,4 +280,13 @@ func TestPrebuiltErrorsDoNotAllocate(t *testing.T) {
 		}
 	})
 	require.Zero(t, allocs)
+}
+
+func TestConnEventError(t *testing.T) {
+	var err error = &rpma.ConnEventError{Event: rpma.ConnLost}
+	require.ErrorIs(t, err, rpma.ErrConnBroken)
+	require.NotErrorIs(t, err, rpma.ErrCompletion)
+	_, ok := rpma.CodeOf(err)
+	require.False(t, ok)
+	require.Equal(t, "rpma: waiting for completions: Connection lost", err.Error())
 }

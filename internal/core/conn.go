@@ -3,7 +3,6 @@ package core
 import (
 	"context"
 	"net/netip"
-	"sync"
 	"sync/atomic"
 
 	"github.com/gorpma/rpma/internal/ibv"
@@ -16,14 +15,21 @@ import (
 type Conn struct {
 	life
 	peer    *Peer
-	ch      *cmChannel
+	ev      *connEvents
 	id      *ibv.CMID
 	q       queues
 	passive bool
 
-	pmu   sync.Mutex
-	pdata []byte // the other side's private data
+	// Copies of what the queues hold, for the getters: they stay valid
+	// (and race-free) after Close clears q.
+	cq, rcq           *CQ
+	srq               *SRQ
+	state             *qpState
+	qpNum             uint32
+	nativeAtomicWrite bool
+	nativeFlush       bool
 
+	compBusy          atomic.Bool // GetComp on a shared channel
 	directWriteToPMem atomic.Bool
 	leak              *leak.Handle
 }
@@ -34,7 +40,7 @@ func (c *Conn) EventFD() int {
 	if c == nil || c.closed() {
 		return -1
 	}
-	return c.ch.fd
+	return c.ev.ch.fd
 }
 
 // CompFD mirrors rpma_conn_get_compl_fd: the shared completion channel's fd.
@@ -45,9 +51,10 @@ func (c *Conn) CompFD() (int, error) {
 	if c == nil {
 		return -1, errNil(op, "connection")
 	}
-	if c.closed() {
+	if !c.enter() {
 		return -1, errClosed(op, "connection")
 	}
+	defer c.exit()
 	if c.q.compCh == nil {
 		return -1, rpma.NewError(op, rpma.CodeNotSharedChnl, 0, "")
 	}
@@ -86,16 +93,9 @@ func (c *Conn) NextEvent(ctx context.Context) (rpma.ConnEvent, error) {
 		return rpma.ConnUndefined, errClosed(op, "connection")
 	}
 	defer c.exit()
-	ev, err := c.ch.next(ctx, op, "connection")
+	ev, err := c.ev.next(ctx, op, "connection")
 	if err != nil {
 		return rpma.ConnUndefined, err
-	}
-	if ev.Type == ibv.EventEstablished && len(ev.PrivateData) > 0 {
-		c.pmu.Lock()
-		if c.pdata == nil {
-			c.pdata = ev.PrivateData
-		}
-		c.pmu.Unlock()
 	}
 	e, ok := mapEvent(ev.Type)
 	if !ok {
@@ -113,12 +113,7 @@ func (c *Conn) PrivateData() []byte {
 	if c == nil {
 		return nil
 	}
-	c.pmu.Lock()
-	defer c.pmu.Unlock()
-	if c.pdata == nil {
-		return nil
-	}
-	return append([]byte(nil), c.pdata...)
+	return c.ev.privateData()
 }
 
 // QPNum mirrors rpma_conn_get_qp_num.
@@ -126,7 +121,7 @@ func (c *Conn) QPNum() uint32 {
 	if c == nil {
 		return 0
 	}
-	return c.q.qpNum
+	return c.qpNum
 }
 
 // CQ mirrors rpma_conn_get_cq.
@@ -134,15 +129,15 @@ func (c *Conn) CQ() *CQ {
 	if c == nil {
 		return nil
 	}
-	return c.q.cq
+	return c.cq
 }
 
 // RCQ mirrors rpma_conn_get_rcq: nil when the connection has no receive CQ.
 func (c *Conn) RCQ() *CQ {
-	if c == nil {
+	if c == nil || c.rcq == nil {
 		return nil
 	}
-	return c.q.rcq
+	return c.rcq
 }
 
 // IsPassive reports whether c was accepted (rather than connected).
@@ -209,13 +204,20 @@ func (c *Conn) Close() error {
 	if c == nil || !c.beginClose() {
 		return nil
 	}
-	c.ch.wake()
+	c.ev.ch.wake()
+	if c.q.compW != nil {
+		c.q.compW.close()
+	}
+	// Wake completion waits too: GetSendComp and GetRecvComp wait on a
+	// CQ while inside the connection.
+	c.q.cq.wake()
+	c.q.rcq.wake()
 	c.lock()
 	defer c.unlock()
 	var errs errList
 	errs.add(c.q.destroy(c.id))
 	errs.add(provider("conn_delete", c.id.Destroy()))
-	c.ch.destroy()
+	c.ev.destroy()
 	c.peer.release()
 	c.leak.Release()
 	return errs.err()

@@ -4,6 +4,8 @@ import (
 	"context"
 	"net/netip"
 
+	"golang.org/x/sys/unix"
+
 	"github.com/gorpma/rpma/internal/ibv"
 	"github.com/gorpma/rpma/internal/leak"
 	"github.com/gorpma/rpma/rpma"
@@ -16,7 +18,7 @@ import (
 type ConnReq struct {
 	life
 	peer    *Peer
-	ch      *cmChannel
+	ev      *connEvents
 	id      *ibv.CMID
 	q       queues
 	params  ConnParams
@@ -25,18 +27,30 @@ type ConnReq struct {
 	leak    *leak.Handle
 }
 
-// queues are the verbs objects a request creates for its connection.
+// queues are the verbs objects a request creates for its connection,
+// and the accounting of its work queues.
 type queues struct {
 	compCh *ibv.CompChannel // shared completion channel, or nil
-	compW  *waiter          // its waiter
+	compW  *waiter          // its waiter (it also watches the event channel)
 	cq     *CQ
 	rcq    *CQ // nil when RCQSize is 0
 	qpNum  uint32
+	qp     *ibv.QP
+	state  *qpState
+	sq     *workQueue
+	rq     *workQueue // nil with an SRQ
+	srq    *SRQ       // nil without
+	flush  *flushBuf  // the emulated flush's read target; nil with native flush
+	// What the connection does natively (else emulates).
+	nativeAtomicWrite bool
+	nativeFlush       bool
 }
 
 // createQueues creates the CQ, the optional RCQ and the QP of id
-// (rpma_conn_req_from_id and rpma_peer_setup_qp).
-func createQueues(op string, p *Peer, id *ibv.CMID, prm *ConnParams) (queues, error) {
+// (rpma_conn_req_from_id and rpma_peer_setup_qp), the flush buffer, and
+// the accounting of the send and receive queues. Completion waits watch
+// ev's channel.
+func createQueues(op string, p *Peer, id *ibv.CMID, prm *ConnParams, ev *connEvents) (queues, error) {
 	var q queues
 	if v := id.Verbs(); !v.Same(p.ctx) {
 		name := "no device"
@@ -48,49 +62,104 @@ func createQueues(op string, p *Peer, id *ibv.CMID, prm *ConnParams) (queues, er
 	if err := prm.checkDevice(op, p); err != nil {
 		return q, err
 	}
-	var err error
-	if prm.SharedCompChannel {
-		if q.compCh, err = p.ctx.CreateCompChannel(); err != nil {
-			return q, provider(op, err)
+	if s := prm.SRQ; s != nil {
+		if prm.SharedCompChannel && s.rcq != nil {
+			return q, rpma.Inval(op, "a shared completion channel cannot be used with an SRQ that has its own receive CQ")
 		}
-		if q.compW, err = newWaiter(q.compCh.FD(), "ibv_comp_channel"); err != nil {
-			q.compCh.Destroy()
-			return queues{}, provider(op, err)
+		if s.peer != p {
+			return q, rpma.Inval(op, "the SRQ belongs to another peer")
 		}
+		if err := s.acquire(op); err != nil {
+			return q, err
+		}
+		q.srq = s
 	}
-	if q.cq, err = newCQ(op, p.ctx, prm.CQSize, q.compCh); err != nil {
+	fail := func(err error) (queues, error) {
 		q.destroy(nil)
 		return queues{}, err
 	}
-	if prm.RCQSize > 0 {
-		if q.rcq, err = newCQ(op, p.ctx, prm.RCQSize, q.compCh); err != nil {
-			q.destroy(nil)
-			return queues{}, err
+	var err error
+	if prm.SharedCompChannel {
+		if q.compCh, err = p.ctx.CreateCompChannel(); err != nil {
+			return fail(provider(op, err))
 		}
+		if q.compW, err = newEpollWaiter("ibv_comp_channel", q.compCh.FD(), ev.ch.fd, ev.termFD); err != nil {
+			return fail(provider(op, err))
+		}
+	}
+	if q.cq, err = newCQ(op, p.ctx, prm.CQSize, q.compCh, ev.ch.fd, ev.termFD); err != nil {
+		return fail(err)
+	}
+	if prm.RCQSize > 0 {
+		if q.rcq, err = newCQ(op, p.ctx, prm.RCQSize, q.compCh, ev.ch.fd, ev.termFD); err != nil {
+			return fail(err)
+		}
+	}
+	q.cq.maxCQE = p.attr.MaxCQE
+	if q.rcq != nil {
+		q.rcq.maxCQE = p.attr.MaxCQE
+	}
+	recvCQ := q.cq
+	if q.rcq != nil {
+		recvCQ = q.rcq
 	}
 	attr := ibv.QPInitAttr{
 		PD:            p.pd,
 		SendCQ:        q.cq.ibvCQ(),
-		RecvCQ:        q.cq.ibvCQ(),
+		RecvCQ:        recvCQ.ibvCQ(),
 		MaxSendWR:     uint32(prm.SQSize),
 		MaxRecvWR:     uint32(prm.RQSize),
 		MaxSendSGE:    maxSGE,
 		MaxRecvSGE:    maxSGE,
 		MaxInlineData: maxInlineData,
 	}
-	if q.rcq != nil {
-		attr.RecvCQ = q.rcq.ibvCQ()
+	if q.srq != nil {
+		attr.SRQ = q.srq.srq
+		if q.srq.rcq != nil {
+			attr.RecvCQ = q.srq.rcq.ibvCQ()
+		}
 	}
 	if p.nativeAtomicWrite {
 		attr.SendOpsFlags |= ibv.QPExWithAtomicWrite
 	}
+	if p.nativeFlush {
+		attr.SendOpsFlags |= ibv.QPExWithFlush
+	}
 	if _, err := id.CreateQP(&attr); err != nil {
-		q.destroy(nil)
-		return queues{}, providerMsg(op, err,
+		return fail(providerMsg(op, err,
 			"max_send_wr=%d, max_recv_wr=%d, max_send/recv_sge=%d, max_inline_data=%d, qp_type=IBV_QPT_RC, sq_sig_all=0",
-			prm.SQSize, prm.RQSize, maxSGE, maxInlineData)
+			prm.SQSize, prm.RQSize, maxSGE, maxInlineData))
 	}
 	q.qpNum = id.QPNum()
+	q.qp = id.QP(attr.SendOpsFlags != 0)
+	q.nativeAtomicWrite = p.nativeAtomicWrite && q.qp.HasAtomicWrite()
+	q.nativeFlush = p.nativeFlush && q.qp.HasFlush()
+	if !q.nativeFlush {
+		if q.flush, err = newFlushBuf(p); err != nil {
+			id.DestroyQP()
+			return fail(err)
+		}
+	}
+
+	// Accounting: the send queue's completions go to the CQ; receives to
+	// the receive CQ, or, with an SRQ, to the SRQ's RCQ (accounted by the
+	// SRQ) or to this connection's receive CQ.
+	q.state = &qpState{}
+	q.sq = newWorkQueue(prm.SQSize, q.cq, q.state, errSQFull)
+	q.cq.sq = q.sq
+	switch {
+	case q.srq == nil:
+		q.rq = newWorkQueue(prm.RQSize, recvCQ, q.state, errRQFull)
+		recvCQ.rq = q.rq
+	case q.srq.rcq == nil:
+		recvCQ.srq = q.srq.tbl
+	}
+	q.cq.ev = ev
+	if q.rcq != nil {
+		q.rcq.ev = ev
+	}
+	st := q.state
+	ev.onTerm = func(e rpma.ConnEvent) { st.breakWith(&rpma.ConnEventError{Event: e}) }
 	return q, nil
 }
 
@@ -100,18 +169,23 @@ const (
 	maxInlineData = 8 // RPMA_MAX_INLINE_DATA
 )
 
-// destroy destroys the QP of id (when id is not nil), the CQs and the
-// shared channel, in librpma's order.
+// destroy destroys the QP of id (when id is not nil), the flush buffer,
+// the CQs and the shared channel, in librpma's order, and lets go of the
+// SRQ.
 func (q *queues) destroy(id *ibv.CMID) error {
 	var errs errList
 	if id != nil {
 		id.DestroyQP()
 	}
+	errs.add(q.flush.destroy())
 	errs.add(q.rcq.close())
 	errs.add(q.cq.close())
 	if q.compCh != nil {
 		q.compW.close()
 		errs.add(provider("conn_delete", q.compCh.Destroy()))
+	}
+	if q.srq != nil {
+		q.srq.release()
 	}
 	*q = queues{}
 	return errs.err()
@@ -179,13 +253,18 @@ func newActive(ctx context.Context, op string, p *Peer, addr, port string, prm *
 	if err := await(ctx, ch, op, ibv.EventRouteResolved, ibv.EventRouteError, "rdma_resolve_route"); err != nil {
 		return fail(err)
 	}
-	q, err := createQueues(op, p, id, prm)
+	ev, err := newConnEvents(op, ch, nil)
 	if err != nil {
+		return fail(err)
+	}
+	q, err := createQueues(op, p, id, prm, ev)
+	if err != nil {
+		unix.Close(ev.termFD)
 		return fail(err)
 	}
 	return &ConnReq{
 		peer:   p,
-		ch:     ch,
+		ev:     ev,
 		id:     id,
 		q:      q,
 		params: *prm,
@@ -214,8 +293,8 @@ func await(ctx context.Context, ch *cmChannel, op string, ok, fail ibv.CMEventTy
 // endpoint (rpma_conn_req_new_from_cm_event). The new id is moved to its
 // own event channel at once, so that its events never reach the endpoint.
 // On failure the request is rejected and destroyed.
-func newPassive(op string, p *Peer, ev *ibv.CMEvent, prm *ConnParams) (*ConnReq, error) {
-	id := ev.ID
+func newPassive(op string, p *Peer, cm *ibv.CMEvent, prm *ConnParams) (*ConnReq, error) {
+	id := cm.ID
 	fail := func(ch *cmChannel, err error) (*ConnReq, error) {
 		id.Reject(nil)
 		id.Destroy()
@@ -234,19 +313,25 @@ func newPassive(op string, p *Peer, ev *ibv.CMEvent, prm *ConnParams) (*ConnReq,
 		p.release()
 		return fail(ch, provider(op, err))
 	}
-	q, err := createQueues(op, p, id, prm)
+	ev, err := newConnEvents(op, ch, cm.PrivateData)
 	if err != nil {
+		p.release()
+		return fail(ch, err)
+	}
+	q, err := createQueues(op, p, id, prm, ev)
+	if err != nil {
+		unix.Close(ev.termFD)
 		p.release()
 		return fail(ch, err)
 	}
 	return &ConnReq{
 		peer:    p,
-		ch:      ch,
+		ev:      ev,
 		id:      id,
 		q:       q,
 		params:  *prm,
 		passive: true,
-		pdata:   ev.PrivateData,
+		pdata:   cm.PrivateData,
 		leak:    leak.Track("conn.ConnReq"),
 	}, nil
 }
@@ -296,12 +381,18 @@ func (r *ConnReq) Connect(pdata []byte) (*Conn, error) {
 	// The connection takes over the channel (nothing waits on a request's
 	// channel once it is built), the id and the queues.
 	c := &Conn{
-		peer:    r.peer,
-		ch:      r.ch,
-		id:      r.id,
-		q:       r.q,
-		passive: r.passive,
-		pdata:   r.pdata,
+		peer:              r.peer,
+		ev:                r.ev,
+		id:                r.id,
+		q:                 r.q,
+		passive:           r.passive,
+		cq:                r.q.cq,
+		rcq:               r.q.rcq,
+		srq:               r.q.srq,
+		state:             r.q.state,
+		qpNum:             r.q.qpNum,
+		nativeAtomicWrite: r.q.nativeAtomicWrite,
+		nativeFlush:       r.q.nativeFlush,
 	}
 	prm := ibv.ConnParam{
 		PrivateData:        pdata,
@@ -338,7 +429,7 @@ func (r *ConnReq) teardown() error {
 		errs.add(provider("conn_req_delete", r.id.Reject(nil)))
 	}
 	errs.add(provider("conn_req_delete", r.id.Destroy()))
-	r.ch.destroy()
+	r.ev.destroy()
 	r.peer.release()
 	return errs.err()
 }
@@ -350,7 +441,7 @@ func (r *ConnReq) Close() error {
 	if r == nil || !r.beginClose() {
 		return nil
 	}
-	r.ch.wake()
+	r.ev.ch.wake()
 	r.lock()
 	defer r.unlock()
 	r.leak.Release()

@@ -1,39 +1,98 @@
 package core
 
 import (
+	"context"
+	"encoding/binary"
+	"errors"
+	"os"
+	"sync"
+	"syscall"
+	"unsafe"
+
 	"github.com/gorpma/rpma/internal/ibv"
 	"github.com/gorpma/rpma/internal/leak"
+	"github.com/gorpma/rpma/rpma"
 )
+
+// WC is a work completion as the module reports it. Its layout is the one
+// ibv.WC polls into (checked below); package cq declares the public twin
+// with identical fields.
+type WC struct {
+	OpContext uint64
+	Status    rpma.WCStatus
+	Opcode    rpma.WCOpcode
+	VendorErr uint32
+	ByteLen   uint32
+	Imm       uint32
+	QPNum     uint32
+	SrcQP     uint32
+	Flags     uint32
+}
+
+// Compile-time checks that WC and ibv.WC have one layout.
+var (
+	_ [0]struct{} = [unsafe.Sizeof(WC{}) - unsafe.Sizeof(ibv.WC{})]struct{}{}
+	_ [0]struct{} = [unsafe.Offsetof(WC{}.OpContext) - unsafe.Offsetof(ibv.WC{}.WRID)]struct{}{}
+	_ [0]struct{} = [unsafe.Offsetof(WC{}.Status) - unsafe.Offsetof(ibv.WC{}.Status)]struct{}{}
+	_ [0]struct{} = [unsafe.Offsetof(WC{}.Opcode) - unsafe.Offsetof(ibv.WC{}.Opcode)]struct{}{}
+	_ [0]struct{} = [unsafe.Offsetof(WC{}.VendorErr) - unsafe.Offsetof(ibv.WC{}.VendorErr)]struct{}{}
+	_ [0]struct{} = [unsafe.Offsetof(WC{}.ByteLen) - unsafe.Offsetof(ibv.WC{}.ByteLen)]struct{}{}
+	_ [0]struct{} = [unsafe.Offsetof(WC{}.Imm) - unsafe.Offsetof(ibv.WC{}.ImmData)]struct{}{}
+	_ [0]struct{} = [unsafe.Offsetof(WC{}.QPNum) - unsafe.Offsetof(ibv.WC{}.QPNum)]struct{}{}
+	_ [0]struct{} = [unsafe.Offsetof(WC{}.SrcQP) - unsafe.Offsetof(ibv.WC{}.SrcQP)]struct{}{}
+	_ [0]struct{} = [unsafe.Offsetof(WC{}.Flags) - unsafe.Offsetof(ibv.WC{}.WCFlags)]struct{}{}
+)
+
+// Err returns the failed completion as a *rpma.WCError, nil on success.
+func (w *WC) Err() error {
+	if w.Status == rpma.WCSuccess {
+		return nil
+	}
+	return &rpma.WCError{Status: w.Status, VendorErr: w.VendorErr, QPNum: w.QPNum, WRID: w.OpContext, Opcode: w.Opcode}
+}
 
 // CQ mirrors struct rpma_cq: a completion queue and its completion channel
 // (its own, or the connection's shared one). CQs are created armed
-// (ibv_req_notify_cq) with their connection and destroyed by it.
+// (ibv_req_notify_cq) with their connection (or SRQ) and destroyed by it.
 type CQ struct {
 	life
 	cq     *ibv.CQ
 	ch     *ibv.CompChannel
-	w      *waiter // nil when the channel is shared (the owner waits)
+	ownCh  bool    // ch is the CQ's own (else the shared one)
+	w      *waiter // nil when the channel is shared (the connection waits)
 	shared bool
 	fd     int
 	size   int
-	leak   *leak.Handle
+	maxCQE int // the device's limit, for Resize
+	budget cqBudget
+	ev     *connEvents // the connection's events, watched by Wait; nil for an SRQ's RCQ
+
+	// Where its completions come from, by kind of work request id.
+	sq  *workQueue
+	rq  *workQueue
+	srq *srqTable
+
+	pmu   sync.Mutex // one poller at a time
+	stash []WC       // the caller's completions reaped by posts, returned first by GetWC
+	leak  *leak.Handle
 }
 
 // newCQ creates a CQ of at least cqe entries with its own completion
-// channel, or on shared when it is not nil.
-func newCQ(op string, ctx *ibv.Context, cqe int, shared *ibv.CompChannel) (*CQ, error) {
+// channel, or on shared when it is not nil. Its waits also watch the fds
+// in watch (the connection's event channel and its eventfd).
+func newCQ(op string, ctx *ibv.Context, cqe int, shared *ibv.CompChannel, watch ...int) (*CQ, error) {
 	q := &CQ{ch: shared, shared: shared != nil}
 	if shared == nil {
 		ch, err := ctx.CreateCompChannel()
 		if err != nil {
 			return nil, provider(op, err)
 		}
-		w, err := newWaiter(ch.FD(), "ibv_comp_channel")
+		w, err := newEpollWaiter("ibv_comp_channel", append([]int{ch.FD()}, watch...)...)
 		if err != nil {
 			ch.Destroy()
 			return nil, provider(op, err)
 		}
-		q.ch, q.w = ch, w
+		q.ch, q.w, q.ownCh = ch, w, true
 	}
 	cq, err := ctx.CreateCQ(cqe, q.ch, 0)
 	if err != nil {
@@ -48,12 +107,14 @@ func newCQ(op string, ctx *ibv.Context, cqe int, shared *ibv.CompChannel) (*CQ, 
 	q.cq = cq
 	q.fd = q.ch.FD()
 	q.size = cq.CQE()
+	q.budget.capacity.Store(int64(q.size))
+	q.stash = make([]WC, 0, q.size)
 	q.leak = leak.Track("cq.CQ")
 	return q, nil
 }
 
 func (q *CQ) destroyChannel() error {
-	if q.shared {
+	if !q.ownCh {
 		return nil
 	}
 	q.w.close()
@@ -75,6 +136,8 @@ func (q *CQ) Size() int {
 	if q == nil {
 		return 0
 	}
+	q.pmu.Lock()
+	defer q.pmu.Unlock()
 	return q.size
 }
 
@@ -88,6 +151,262 @@ func (q *CQ) ibvCQ() *ibv.CQ {
 		return nil
 	}
 	return q.cq
+}
+
+// Wait mirrors rpma_cq_wait: it waits for the CQ's next completion event,
+// acknowledges it and re-arms the CQ. It also watches the connection's
+// events: when the connection is closed or lost it returns a
+// *rpma.ConnEventError instead of waiting for completions that will never
+// come.
+func (q *CQ) Wait(ctx context.Context) error {
+	const op = "cq_wait"
+	if q == nil {
+		return errNil(op, "CQ")
+	}
+	if ctx == nil {
+		return errNil(op, "context")
+	}
+	if q.shared {
+		return rpma.NewError(op, rpma.CodeSharedChannel, 0, "use conn.Conn.Wait")
+	}
+	if !q.enter() {
+		return errClosed(op, "CQ")
+	}
+	defer q.exit()
+	if q.pending() {
+		return nil // completions a post reaped: no event will announce them
+	}
+	return waitCompletion(ctx, op, q.w, q.ch, q.ev, func(c *ibv.CQ) *CQ {
+		if c.Same(q.cq) {
+			return q
+		}
+		return nil
+	}, nil)
+}
+
+// waitCompletion waits on w for an event of channel ch, which find maps
+// to one of its CQs; that CQ is acknowledged and re-armed, and stored in
+// *got when got is not nil. With ev, the wait ends with a ConnEventError
+// once the connection has a terminal event and no completion event is
+// pending.
+func waitCompletion(ctx context.Context, op string, w *waiter, ch *ibv.CompChannel, ev *connEvents,
+	find func(*ibv.CQ) *CQ, got **CQ) error {
+	var (
+		res  error
+		done bool
+	)
+	err := w.wait(ctx, func() bool {
+		c, err := ch.GetCQEvent()
+		if err == nil {
+			done = true
+			q := find(c)
+			if q == nil {
+				res = rpma.NewError(op, rpma.CodeUnknown, 0, "event of an unknown CQ")
+				return true
+			}
+			q.cq.AckEvents(1)
+			if err := q.cq.ReqNotify(false); err != nil {
+				res = provider(op, err)
+				return true
+			}
+			if got != nil {
+				*got = q
+			}
+			return true
+		}
+		if !isAgain(err) {
+			done, res = true, rpma.NewError(op, rpma.CodeNoCompletion, errnoOf(err), "ibv_get_cq_event failed")
+			return true
+		}
+		if e, ok := ev.terminal(); ok {
+			done, res = true, &rpma.ConnEventError{Event: e}
+			return true
+		}
+		return false
+	})
+	switch {
+	case done:
+		return res
+	case errors.Is(err, os.ErrClosed):
+		return errClosed(op, "CQ")
+	case err != nil && (errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded)):
+		return err
+	default:
+		return rpma.NewError(op, rpma.CodeProvider, 0, "waiting for a completion event: %v", err)
+	}
+}
+
+// GetWC mirrors rpma_cq_get_wc: it polls up to len(wc) completions into
+// wc (ibv_poll_cq, in one crossing) and returns how many it got, or
+// rpma.ErrNoCompletion when there are none. Completions the library
+// requested for itself are absorbed.
+func (q *CQ) GetWC(wc []WC) (int, error) {
+	const op = "cq_get_wc"
+	if q == nil {
+		return 0, errNil(op, "CQ")
+	}
+	if len(wc) == 0 {
+		return 0, errNoWCSlots
+	}
+	if !q.enter() {
+		return 0, errClosed(op, "CQ")
+	}
+	defer q.exit()
+	q.pmu.Lock()
+	defer q.pmu.Unlock()
+	if len(q.stash) > 0 {
+		n := copy(wc, q.stash)
+		rest := copy(q.stash, q.stash[n:])
+		q.stash = q.stash[:rest]
+		return n, nil
+	}
+	return q.poll(op, wc)
+}
+
+// poll polls into wc and translates (pmu held).
+func (q *CQ) poll(op string, wc []WC) (int, error) {
+	raw := unsafe.Slice((*ibv.WC)(unsafe.Pointer(unsafe.SliceData(wc))), len(wc))
+	for {
+		n, err := q.cq.Poll(raw)
+		if err != nil {
+			return 0, provider(op, err)
+		}
+		if n == 0 {
+			return 0, rpma.ErrNoCompletion
+		}
+		k := 0
+		for i := 0; i < n; i++ {
+			if q.translate(&wc[i]) {
+				if k != i {
+					wc[k] = wc[i]
+				}
+				k++
+			}
+		}
+		if k > 0 {
+			return k, nil
+		}
+		if n < len(wc) {
+			return 0, rpma.ErrNoCompletion
+		}
+	}
+}
+
+var errNoWCSlots = rpma.Inval("cq_get_wc", "no room for completions (empty slice)")
+
+// reap polls what the CQ holds into the stash, for a post that found its
+// queue full: absorbed completions free their slots, the caller's wait in
+// the stash for GetWC. It reports whether it polled anything.
+func (q *CQ) reap() bool {
+	if q == nil {
+		return false
+	}
+	q.pmu.Lock()
+	defer q.pmu.Unlock()
+	free := q.stash[len(q.stash):cap(q.stash)]
+	if len(free) == 0 {
+		return false
+	}
+	n, err := q.poll("cq_reap", free)
+	if err != nil && n == 0 {
+		// ErrNoCompletion: nothing, or only absorbed ones; a second
+		// reserve is cheap either way.
+		return true
+	}
+	q.stash = q.stash[:len(q.stash)+n]
+	return true
+}
+
+// pending reports whether reaped completions wait in the stash.
+func (q *CQ) pending() bool {
+	q.pmu.Lock()
+	defer q.pmu.Unlock()
+	return len(q.stash) > 0
+}
+
+// translate turns a polled completion into the caller's: it retires the
+// queue slots, restores the op context, converts the immediate data to
+// host order and marks the QP broken on failure. It reports whether the
+// completion is the caller's (false: absorbed).
+func (q *CQ) translate(w *WC) bool {
+	id := w.OpContext
+	ok := w.Status == rpma.WCSuccess
+	user := true
+	switch id & wrKindMask {
+	case wrKindSQ:
+		if q.sq == nil {
+			break
+		}
+		sl := q.sq.complete(id & wrSeqMask)
+		w.OpContext, user = sl.ctx, sl.user
+		if !ok {
+			q.sq.qp.breakWith(w.Err())
+		}
+	case wrKindRQ:
+		if q.rq == nil {
+			break
+		}
+		sl := q.rq.complete(id & wrSeqMask)
+		w.OpContext = sl.ctx
+		if !ok {
+			q.rq.qp.breakWith(w.Err())
+		}
+	case wrKindSRQ:
+		if q.srq == nil {
+			break
+		}
+		w.OpContext = q.srq.complete(uint32(id & wrSeqMask))
+	}
+	if w.Flags&ibv.WCWithImm != 0 {
+		var b [4]byte
+		binary.NativeEndian.PutUint32(b[:], w.Imm)
+		w.Imm = binary.BigEndian.Uint32(b[:])
+	}
+	return user || !ok
+}
+
+// Resize resizes the CQ (ibv_resize_cq) to at least n entries.
+func (q *CQ) Resize(n int) error {
+	const op = "cq_resize"
+	if q == nil {
+		return errNil(op, "CQ")
+	}
+	maxCQE := q.maxCQE
+	if n < 1 || (maxCQE > 0 && n > maxCQE) {
+		return rpma.Inval(op, "size %d out of range [1, %d]", n, maxCQE)
+	}
+	if !q.enter() {
+		return errClosed(op, "CQ")
+	}
+	defer q.exit()
+	q.pmu.Lock()
+	defer q.pmu.Unlock()
+	// Every outstanding work request can still put a completion on the
+	// CQ (at least on error), and the unpolled ones are there already: a
+	// smaller CQ would overrun, which the provider notices only for the
+	// unpolled (rxe: EINVAL).
+	if used := q.budget.used.Load() + int64(len(q.stash)); int64(n) < used {
+		return rpma.NewError(op, rpma.CodeInval, syscall.EINVAL,
+			"size %d is below the %d completions outstanding or not yet polled", n, used)
+	}
+	if err := q.cq.Resize(n); err != nil {
+		return providerMsg(op, err, "resize to %d entries (with %d entries possibly unpolled; the provider refuses a size below them)",
+			n, q.budget.used.Load())
+	}
+	q.size = q.cq.CQE()
+	q.budget.capacity.Store(int64(q.size))
+	if cap(q.stash) < q.size {
+		q.stash = append(make([]WC, 0, q.size), q.stash...)
+	}
+	return nil
+}
+
+// wake wakes the CQ's waits, which return an error matching
+// os.ErrClosed; the CQ is being closed.
+func (q *CQ) wake() {
+	if q != nil && q.w != nil {
+		q.w.close()
+	}
 }
 
 // close destroys the CQ and, if it owns it, its channel (rpma_cq_delete).

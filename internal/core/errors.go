@@ -68,6 +68,13 @@ func statusErrno(status int) syscall.Errno {
 	return syscall.Errno(status)
 }
 
+// errnoOf returns the errno err carries, 0 if none.
+func errnoOf(err error) syscall.Errno {
+	var e syscall.Errno
+	errors.As(err, &e)
+	return e
+}
+
 // isAgain reports whether err is the "no event yet" of a non-blocking
 // channel: EAGAIN, or ENODATA as librdmacm reports a short read.
 func isAgain(err error) bool {

@@ -7,10 +7,10 @@ import (
 	"github.com/gorpma/rpma/rpma"
 )
 
-// ConnParams is the implementation side of conn.Config. The two struct
-// types must stay identical (same fields, same order, same types), so that
-// conn and ep convert between them; the conversion in package conn does
-// not compile otherwise. Documentation lives on conn.Config.
+// ConnParams is the implementation side of conn.Config, field for field
+// (conn.Config has *srq.SRQ where this has *SRQ, so the two are copied,
+// not converted; a test in package conn checks that no field is
+// forgotten). Documentation lives on conn.Config.
 type ConnParams struct {
 	Timeout           time.Duration
 	CQSize            int
@@ -20,6 +20,7 @@ type ConnParams struct {
 	SharedCompChannel bool
 	RetryCount        int
 	RNRRetryCount     int
+	SRQ               *SRQ
 }
 
 // librpma's defaults (src/conn_cfg.c) and the limits of this module.

@@ -22,10 +22,11 @@ type Peer struct {
 	nativeAtomicWrite bool
 	nativeFlush       bool
 	odp               bool
+	iwarp             bool
 
 	// children counts the open objects that use the PD or the peer:
-	// endpoints, connection requests, connections (and, later, memory
-	// regions and SRQs).
+	// endpoints, connection requests, connections, memory regions and
+	// SRQs.
 	children atomic.Int64
 	leak     *leak.Handle
 }
@@ -59,6 +60,7 @@ func NewPeer(dev *Device) (*Peer, error) {
 		nativeAtomicWrite: attr.NativeAtomicWrite(),
 		nativeFlush:       attr.NativeFlush() && ibv.HaveWRFlush,
 		odp:               attr.ODP(),
+		iwarp:             dev.ctx.IsIWARP(),
 	}
 	if !p.nativeAtomicWrite {
 		rpma.Logf(rpma.LogInfo, msgNoNativeAtomicWrite)
@@ -145,7 +147,7 @@ func (p *Peer) Close() error {
 	}
 	if n := p.children.Load(); n > 0 {
 		return rpma.NewError("peer_delete", rpma.CodeProvider, syscall.EBUSY,
-			"%d object(s) (endpoints, connection requests, connections) still use the peer: close them first", n)
+			"%d object(s) (endpoints, connection requests, connections, memory regions, SRQs) still use the peer: close them first", n)
 	}
 	p.closing.Store(true)
 	err := p.pd.Dealloc()

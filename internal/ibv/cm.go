@@ -107,6 +107,7 @@ type QPInitAttr struct {
 	PD            *PD
 	SendCQ        *CQ
 	RecvCQ        *CQ
+	SRQ           *SRQ // nil: the QP has its own receive queue
 	MaxSendWR     uint32
 	MaxRecvWR     uint32
 	MaxSendSGE    uint32
@@ -130,6 +131,7 @@ type QPCap struct {
 // Send operation bits of QPInitAttr.SendOpsFlags (enum ibv_qp_create_send_ops_flags).
 const (
 	QPExWithAtomicWrite uint64 = 1 << 12 // IBV_QP_EX_WITH_ATOMIC_WRITE
+	QPExWithFlush       uint64 = 1 << 13 // IBV_QP_EX_WITH_FLUSH (rdma-core 45+)
 )
 
 // SockAddr is a decoded struct sockaddr.

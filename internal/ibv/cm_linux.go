@@ -375,6 +375,9 @@ func (id *CMID) CreateQP(a *QPInitAttr) (QPCap, error) {
 	if a.RecvCQ != nil {
 		attr.recv_cq = a.RecvCQ.c
 	}
+	if a.SRQ != nil {
+		attr.srq = a.SRQ.c
+	}
 	attr.cap.max_send_wr = C.uint32_t(a.MaxSendWR)
 	attr.cap.max_recv_wr = C.uint32_t(a.MaxRecvWR)
 	attr.cap.max_send_sge = C.uint32_t(a.MaxSendSGE)

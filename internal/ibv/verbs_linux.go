@@ -4,6 +4,8 @@ package ibv
 
 /*
 #cgo LDFLAGS: -libverbs
+#cgo noescape rpma_poll_cq
+#cgo nocallback rpma_poll_cq
 #include <errno.h>
 #include <stddef.h>
 #include <stdint.h>

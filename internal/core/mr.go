@@ -1,0 +1,321 @@
+package core
+
+import (
+	"encoding/binary"
+	"errors"
+	"syscall"
+	"unsafe"
+
+	"github.com/gorpma/rpma/internal/ibv"
+	"github.com/gorpma/rpma/internal/leak"
+	"github.com/gorpma/rpma/rpma"
+)
+
+// Usage bits of a memory region (RPMA_MR_USAGE_*).
+const (
+	UsageReadSrc            = 1 << 0
+	UsageReadDst            = 1 << 1
+	UsageWriteSrc           = 1 << 2
+	UsageWriteDst           = 1 << 3
+	UsageFlushVisibility    = 1 << 4
+	UsageFlushPersistent    = 1 << 5
+	UsageSend               = 1 << 6
+	UsageRecv               = 1 << 7
+	usageAll                = 0xff
+	usageFlushAny           = UsageFlushVisibility | UsageFlushPersistent
+	DescriptorSize          = 2*8 + 4 + 1 // RPMA_MR_DESC_SIZE
+	msgNoODPForRegistration = "the device has no On-Demand Paging, which this memory needs (FsDAX memory cannot be pinned: it needs ODP)"
+)
+
+// UsageToAccess is librpma's rpma_peer_usage2access: the IBV_ACCESS_*
+// flags a registration with usage gets. nativeFlush is whether the
+// registering peer flushes natively (then the flush usages ask for the
+// flush access bits instead of remote read); iwarp whether its transport
+// is iWARP (whose RDMA read writes into the reading side's memory).
+func UsageToAccess(usage int, nativeFlush, iwarp bool) int {
+	access := 0
+	if usage&UsageReadSrc != 0 {
+		access |= ibv.AccessRemoteRead
+	}
+	if nativeFlush {
+		if usage&UsageFlushVisibility != 0 {
+			access |= ibv.AccessFlushGlobal
+		}
+		if usage&UsageFlushPersistent != 0 {
+			access |= ibv.AccessFlushPersistent
+		}
+	} else if usage&usageFlushAny != 0 {
+		// The emulated flush is an RDMA read of the flushed region.
+		access |= ibv.AccessRemoteRead
+	}
+	if usage&UsageReadDst != 0 {
+		access |= ibv.AccessLocalWrite
+		if iwarp {
+			access |= ibv.AccessRemoteWrite
+		}
+	}
+	if usage&UsageWriteSrc != 0 {
+		access |= ibv.AccessLocalWrite
+	}
+	if usage&UsageWriteDst != 0 {
+		// Remote write needs local write too.
+		access |= ibv.AccessRemoteWrite | ibv.AccessLocalWrite
+	}
+	if usage&UsageRecv != 0 {
+		access |= ibv.AccessLocalWrite
+	}
+	// UsageSend needs no access flag.
+	return access
+}
+
+// MR mirrors struct rpma_mr_local: a registered memory region.
+type MR struct {
+	life
+	peer   *Peer
+	mr     *ibv.MR
+	buf    []byte
+	usage  int
+	access int
+	odp    bool
+	addr   uint64
+	size   uint64
+	lkey   uint32
+	rkey   uint32
+	leak   *leak.Handle
+}
+
+// RegMR mirrors rpma_mr_reg. b is the memory to register; it must not be
+// Go-heap memory.
+func RegMR(p *Peer, b []byte, usage int) (*MR, error) {
+	const op = "mr_reg"
+	if len(b) == 0 {
+		return nil, rpma.Inval(op, "empty memory")
+	}
+	if usage == 0 || usage&^usageAll != 0 {
+		return nil, rpma.Inval(op, "usage 0x%x: must be non-zero and only RPMA_MR_USAGE_* bits", usage)
+	}
+	if err := p.acquire(op); err != nil {
+		return nil, err
+	}
+	m, err := regMR(p, b, usage)
+	if err != nil {
+		p.release()
+		return nil, err
+	}
+	return m, nil
+}
+
+func regMR(p *Peer, b []byte, usage int) (*MR, error) {
+	access := UsageToAccess(usage, p.nativeFlush, p.iwarp)
+	ptr := unsafe.Pointer(unsafe.SliceData(b))
+	mr, err := p.pd.RegMR(ptr, len(b), access)
+	odp := false
+	if errors.Is(err, syscall.EOPNOTSUPP) {
+		if !p.odp {
+			rpma.Logf(rpma.LogError, "Peer does not support On-Demand Paging: ibv_reg_mr(length=%d, access=0x%x): %v", len(b), access, err)
+			return nil, rpma.NewError("ibv_reg_mr", rpma.CodeProvider, syscall.EOPNOTSUPP, msgNoODPForRegistration)
+		}
+		// librpma retries with On-Demand Paging (FsDAX memory).
+		mr, err = p.pd.RegMR(ptr, len(b), access|ibv.AccessOnDemand)
+		if err != nil {
+			return nil, providerMsg("mr_reg", err, "registration with On-Demand Paging (maybe FsDAX?) failed: length=%d, access=0x%x|IBV_ACCESS_ON_DEMAND", len(b), access)
+		}
+		odp = true
+	} else if err != nil {
+		return nil, providerMsg("mr_reg", err, "length=%d, access=0x%x", len(b), access)
+	}
+	return &MR{
+		peer:   p,
+		mr:     mr,
+		buf:    b,
+		usage:  usage,
+		access: access,
+		odp:    odp,
+		addr:   mr.Addr,
+		size:   mr.Length,
+		lkey:   mr.LKey,
+		rkey:   mr.RKey,
+		leak:   leak.Track("mr.Local"),
+	}, nil
+}
+
+// Bytes returns the registered memory, nil when m is nil or closed.
+func (m *MR) Bytes() []byte {
+	if m == nil || m.closed() {
+		return nil
+	}
+	return m.buf
+}
+
+// Addr mirrors rpma_mr_get_ptr: the registration's address (ibv_mr addr).
+func (m *MR) Addr() uint64 {
+	if m == nil {
+		return 0
+	}
+	return m.addr
+}
+
+// Size mirrors rpma_mr_get_size (ibv_mr length).
+func (m *MR) Size() int {
+	if m == nil {
+		return 0
+	}
+	return int(m.size)
+}
+
+// Usage returns the usage the region was registered with.
+func (m *MR) Usage() int {
+	if m == nil {
+		return 0
+	}
+	return m.usage
+}
+
+// Access returns the IBV_ACCESS_* flags of the registration.
+func (m *MR) Access() int {
+	if m == nil {
+		return 0
+	}
+	return m.access
+}
+
+// ODP reports whether the registration needed On-Demand Paging.
+func (m *MR) ODP() bool { return m != nil && m.odp }
+
+// Descriptor mirrors rpma_mr_get_descriptor: the 21-byte wire form,
+// little-endian address, length, rkey and the usage byte.
+func (m *MR) Descriptor() [DescriptorSize]byte {
+	var d [DescriptorSize]byte
+	if m == nil {
+		return d
+	}
+	binary.LittleEndian.PutUint64(d[0:], m.addr)
+	binary.LittleEndian.PutUint64(d[8:], m.size)
+	binary.LittleEndian.PutUint32(d[16:], m.rkey)
+	d[20] = uint8(m.usage)
+	return d
+}
+
+// Advise mirrors rpma_mr_advise (ibv_advise_mr).
+func (m *MR) Advise(off, n int, advice int, flags uint32) error {
+	const op = "mr_advise"
+	if m == nil {
+		return errNil(op, "memory region")
+	}
+	if !m.enter() {
+		return errClosed(op, "memory region")
+	}
+	defer m.exit()
+	if err := checkRange(op, "memory region", off, n, m.size); err != nil {
+		return err
+	}
+	err := m.peer.pd.AdviseMR(advice, flags, m.addr+uint64(off), uint32(n), m.lkey)
+	var errno syscall.Errno
+	switch {
+	case err == nil:
+		return nil
+	case errors.As(err, &errno) && errno == syscall.EOPNOTSUPP:
+		return rpma.NewError("ibv_advise_mr", rpma.CodeNoSupp, errno, "")
+	case errors.As(err, &errno) && (errno == syscall.EFAULT || errno == syscall.EINVAL):
+		return rpma.NewError("ibv_advise_mr", rpma.CodeInval, errno, "")
+	}
+	return provider(op, err)
+}
+
+// Close mirrors rpma_mr_dereg (ibv_dereg_mr). As in librpma, the region is
+// gone afterwards even when deregistration failed. It is idempotent and
+// nil-safe.
+func (m *MR) Close() error {
+	if m == nil || !m.beginClose() {
+		return nil
+	}
+	m.lock()
+	defer m.unlock()
+	err := m.mr.Dereg()
+	m.peer.release()
+	m.leak.Release()
+	return provider("mr_dereg", err)
+}
+
+// checkRange checks [off, off+n) against a region of size bytes.
+func checkRange(op, what string, off, n int, size uint64) error {
+	if off < 0 || n < 0 {
+		return rpma.Inval(op, "negative offset %d or length %d", off, n)
+	}
+	if uint64(off) > size || uint64(n) > size-uint64(off) {
+		return rpma.Inval(op, "[%d, %d+%d) is outside the %s of %d bytes", off, off, n, what, size)
+	}
+	if uint64(n) > 1<<32-1 {
+		return rpma.Inval(op, "length %d exceeds 2^32-1", n)
+	}
+	return nil
+}
+
+// RemoteMR mirrors struct rpma_mr_remote: a memory region of the other
+// side, known from its descriptor.
+type RemoteMR struct {
+	raddr uint64
+	size  uint64
+	rkey  uint32
+	usage int
+}
+
+// RemoteFromDescriptor mirrors rpma_mr_remote_from_descriptor. Bytes after
+// the 21st are ignored; a zero usage is invalid.
+func RemoteFromDescriptor(desc []byte) (*RemoteMR, error) {
+	const op = "mr_remote_from_descriptor"
+	if len(desc) < DescriptorSize {
+		return nil, rpma.Inval(op, "descriptor of %d bytes, need %d", len(desc), DescriptorSize)
+	}
+	usage := int(desc[20])
+	if usage == 0 {
+		return nil, rpma.Inval(op, "usage type of memory is not set")
+	}
+	return &RemoteMR{
+		raddr: binary.LittleEndian.Uint64(desc[0:]),
+		size:  binary.LittleEndian.Uint64(desc[8:]),
+		rkey:  binary.LittleEndian.Uint32(desc[16:]),
+		usage: usage,
+	}, nil
+}
+
+// Size mirrors rpma_mr_remote_get_size.
+func (r *RemoteMR) Size() uint64 {
+	if r == nil {
+		return 0
+	}
+	return r.size
+}
+
+// FlushType mirrors rpma_mr_remote_get_flush_type: the usage's flush bits.
+func (r *RemoteMR) FlushType() int {
+	if r == nil {
+		return 0
+	}
+	return r.usage & usageFlushAny
+}
+
+// Usage returns the remote region's usage bits.
+func (r *RemoteMR) Usage() int {
+	if r == nil {
+		return 0
+	}
+	return r.usage
+}
+
+// Addr returns the remote region's address (the registrant's virtual
+// address).
+func (r *RemoteMR) Addr() uint64 {
+	if r == nil {
+		return 0
+	}
+	return r.raddr
+}
+
+// RKey returns the remote region's key.
+func (r *RemoteMR) RKey() uint32 {
+	if r == nil {
+		return 0
+	}
+	return r.rkey
+}

@@ -1,0 +1,90 @@
+package core
+
+import (
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/gorpma/rpma/internal/ibv"
+)
+
+// TestUsageToAccess is librpma's rpma_peer_usage2access, case by case.
+func TestUsageToAccess(t *testing.T) {
+	const (
+		lw = ibv.AccessLocalWrite
+		rw = ibv.AccessRemoteWrite
+		rr = ibv.AccessRemoteRead
+		fg = ibv.AccessFlushGlobal
+		fp = ibv.AccessFlushPersistent
+	)
+	for _, tc := range []struct {
+		usage              int
+		nativeFlush, iwarp bool
+		want               int
+	}{
+		{UsageReadSrc, false, false, rr},
+		{UsageReadDst, false, false, lw},
+		{UsageReadDst, false, true, lw | rw}, // iWARP's read writes into the sink
+		{UsageWriteSrc, false, false, lw},
+		{UsageWriteDst, false, false, rw | lw},
+		{UsageFlushVisibility, false, false, rr}, // the emulated flush is a read
+		{UsageFlushPersistent, false, false, rr},
+		{UsageFlushVisibility, true, false, fg},
+		{UsageFlushPersistent, true, false, fp},
+		{UsageFlushVisibility | UsageFlushPersistent, true, false, fg | fp},
+		{UsageFlushVisibility | UsageReadSrc, true, false, fg | rr},
+		{UsageSend, false, false, 0},
+		{UsageRecv, false, false, lw},
+		{UsageWriteDst | UsageReadSrc | UsageFlushVisibility, false, false, rw | lw | rr},
+		{usageAll, false, true, lw | rw | rr},
+	} {
+		require.Equal(t, tc.want, UsageToAccess(tc.usage, tc.nativeFlush, tc.iwarp), "%+v", tc)
+	}
+}
+
+// TestSignalRule: unsignaled runs get every depth/2-th request signaled;
+// a caller's signaled request restarts the run.
+func TestSignalRule(t *testing.T) {
+	for _, depth := range []int{1, 2, 10, 64} {
+		q := newWorkQueue(depth, &CQ{}, &qpState{}, errSQFull)
+		every := max(1, depth/2)
+		for i := 1; i <= 3*every; i++ {
+			require.Equal(t, i%every == 0, q.signal(false), "depth %d, post %d", depth, i)
+		}
+		require.True(t, q.signal(true))
+		if every > 1 {
+			require.False(t, q.signal(false))
+		}
+	}
+}
+
+// TestWorkQueueAccounting: slots are taken on post and retired up to the
+// completed sequence number, with the CQ budget following.
+func TestWorkQueueAccounting(t *testing.T) {
+	c := &CQ{}
+	c.budget.capacity.Store(5)
+	q := newWorkQueue(4, c, &qpState{}, errSQFull)
+	for i := 0; i < 4; i++ {
+		s, err := q.tryReserve(1)
+		require.NoError(t, err)
+		q.set(s, uint64(100+i), i == 3)
+		q.commit(s + 1)
+	}
+	_, err := q.tryReserve(1)
+	require.ErrorIs(t, err, errSQFull)
+	require.Equal(t, int64(4), c.budget.used.Load())
+	sl := q.complete(3) // the signaled one retires all four
+	require.Equal(t, wrSlot{ctx: 103, user: true}, sl)
+	require.Zero(t, q.outstanding())
+	require.Zero(t, c.budget.used.Load())
+
+	// The CQ budget fills before a deeper queue.
+	q2 := newWorkQueue(16, c, &qpState{}, errSQFull)
+	for i := 0; i < 5; i++ {
+		s, err := q2.tryReserve(1)
+		require.NoError(t, err)
+		q2.commit(s + 1)
+	}
+	_, err = q2.tryReserve(1)
+	require.ErrorIs(t, err, errCQFull)
+}

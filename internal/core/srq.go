@@ -1,0 +1,197 @@
+package core
+
+import (
+	"sync/atomic"
+	"syscall"
+	"unsafe"
+
+	"github.com/gorpma/rpma/internal/ibv"
+	"github.com/gorpma/rpma/internal/leak"
+	"github.com/gorpma/rpma/rpma"
+	"golang.org/x/sys/unix"
+)
+
+// librpma's SRQ defaults as its code has them (src/srq_cfg.c,
+// RPMA_DEFAULT_SRQ_SIZE); its header says 100.
+const (
+	DefaultSRQSize    = 20
+	DefaultSRQRCQSize = 20
+)
+
+// SRQ mirrors struct rpma_srq: a shared receive queue, with its own
+// receive CQ unless configured without one.
+type SRQ struct {
+	life
+	peer  *Peer
+	srq   *ibv.SRQ
+	rcq   *CQ
+	tbl   *srqTable
+	size  int
+	users atomic.Int64 // connection requests and connections using it
+	leak  *leak.Handle
+}
+
+// NewSRQ mirrors rpma_srq_new.
+func NewSRQ(p *Peer, rqSize, rcqSize int) (*SRQ, error) {
+	const op = "srq_new"
+	if rqSize < 1 || rqSize > MaxQueueSize {
+		return nil, rpma.Inval(op, "RQSize %d out of range [1, %d]", rqSize, MaxQueueSize)
+	}
+	if rcqSize < 0 || rcqSize > MaxQueueSize {
+		return nil, rpma.Inval(op, "RCQSize %d out of range [0, %d] (0: no receive CQ)", rcqSize, MaxQueueSize)
+	}
+	if err := p.acquire(op); err != nil {
+		return nil, err
+	}
+	s, err := newSRQ(op, p, rqSize, rcqSize)
+	if err != nil {
+		p.release()
+		return nil, err
+	}
+	return s, nil
+}
+
+func newSRQ(op string, p *Peer, rqSize, rcqSize int) (*SRQ, error) {
+	a := &p.attr
+	if a.MaxSRQWR > 0 && rqSize > a.MaxSRQWR {
+		return nil, rpma.Inval(op, "RQSize %d exceeds the device's max_srq_wr %d", rqSize, a.MaxSRQWR)
+	}
+	if a.MaxCQE > 0 && rcqSize > a.MaxCQE {
+		return nil, rpma.Inval(op, "RCQSize %d exceeds the device's max_cqe %d", rcqSize, a.MaxCQE)
+	}
+	srq, _, err := p.pd.CreateSRQ(rqSize)
+	if err != nil {
+		return nil, providerMsg(op, err, "max_wr=%d, max_sge=1", rqSize)
+	}
+	s := &SRQ{peer: p, srq: srq, size: rqSize}
+	var budget *cqBudget
+	if rcqSize > 0 {
+		if s.rcq, err = newCQ(op, p.ctx, rcqSize, nil); err != nil {
+			srq.Destroy()
+			return nil, err
+		}
+		s.rcq.maxCQE = a.MaxCQE
+		budget = &s.rcq.budget
+	}
+	s.tbl = newSRQTable(rqSize, budget)
+	if s.rcq != nil {
+		s.rcq.srq = s.tbl
+	}
+	s.leak = leak.Track("srq.SRQ")
+	return s, nil
+}
+
+// RCQ mirrors rpma_srq_get_rcq: nil when the SRQ has no receive CQ.
+func (s *SRQ) RCQ() *CQ {
+	if s == nil {
+		return nil
+	}
+	return s.rcq
+}
+
+// Size returns the number of receives the SRQ holds.
+func (s *SRQ) Size() int {
+	if s == nil {
+		return 0
+	}
+	return s.size
+}
+
+// acquire registers a connection (request) using the SRQ.
+func (s *SRQ) acquire(op string) error {
+	if !s.enter() {
+		return errClosed(op, "SRQ")
+	}
+	s.users.Add(1)
+	s.exit()
+	return nil
+}
+
+func (s *SRQ) release() { s.users.Add(-1) }
+
+// Recv mirrors rpma_srq_recv.
+func (s *SRQ) Recv(dst *MR, off, n int, ctx uint64) error {
+	const op = "srq_recv"
+	if s == nil {
+		return errNil(op, "SRQ")
+	}
+	laddr, lkey, err := localRange(op, dst, off, n)
+	if err != nil {
+		return err
+	}
+	if !s.enter() {
+		return errClosed(op, "SRQ")
+	}
+	defer s.exit()
+	t := s.tbl
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	i, err := t.take(ctx)
+	if err != nil {
+		return err
+	}
+	if errno := s.srq.PostRecv(wrKindSRQ|uint64(i), laddr, uint32(n), lkey); errno != 0 {
+		t.put(i)
+		return postError("ibv_post_srq_recv", errno, nil, nil)
+	}
+	return nil
+}
+
+// Close mirrors rpma_srq_delete. It refuses, with an error matching
+// rpma.ErrProvider and EBUSY, while connections use the SRQ.
+func (s *SRQ) Close() error {
+	if s == nil {
+		return nil
+	}
+	s.lock()
+	defer s.unlock()
+	if s.closed() {
+		return nil
+	}
+	if n := s.users.Load(); n > 0 {
+		return rpma.NewError("srq_delete", rpma.CodeProvider, syscall.EBUSY,
+			"%d connection(s) or request(s) still use the SRQ: close them first", n)
+	}
+	s.closing.Store(true)
+	var errs errList
+	errs.add(provider("srq_delete", s.srq.Destroy()))
+	errs.add(s.rcq.close())
+	s.peer.release()
+	s.leak.Release()
+	return errs.err()
+}
+
+// flushBuf is the target of the emulated flush's 8-byte RDMA read: one
+// page mapped shared (so that it survives a fork, as librpma's) with its
+// first 8 bytes registered.
+type flushBuf struct {
+	mem  []byte
+	mr   *ibv.MR
+	addr uint64
+	lkey uint32
+}
+
+func newFlushBuf(p *Peer) (*flushBuf, error) {
+	mem, err := unix.Mmap(-1, 0, unix.Getpagesize(), unix.PROT_READ|unix.PROT_WRITE, unix.MAP_SHARED|unix.MAP_ANONYMOUS)
+	if err != nil {
+		return nil, rpma.NewError("mmap", rpma.CodeNoMem, errnoOf(err), "flush buffer")
+	}
+	mr, err := p.pd.RegMR(unsafe.Pointer(unsafe.SliceData(mem)), 8, UsageToAccess(UsageReadDst, false, p.iwarp))
+	if err != nil {
+		unix.Munmap(mem)
+		return nil, providerMsg("flush_new", err, "registering the flush buffer")
+	}
+	return &flushBuf{mem: mem, mr: mr, addr: mr.Addr, lkey: mr.LKey}, nil
+}
+
+func (f *flushBuf) destroy() error {
+	if f == nil {
+		return nil
+	}
+	var errs errList
+	errs.add(provider("flush_delete", f.mr.Dereg()))
+	if err := unix.Munmap(f.mem); err != nil {
+		errs.add(rpma.NewError("munmap", rpma.CodeInval, errnoOf(err), "flush buffer"))
+	}
+	return errs.err()
+}

@@ -1,0 +1,61 @@
+//go:build linux
+
+package core
+
+import (
+	"os"
+	"time"
+
+	"golang.org/x/sys/unix"
+)
+
+// newEpollWaiter registers with the poller an epoll instance that watches
+// fds (each set non-blocking) for input, so that one wait covers several
+// channels: a completion channel and the connection's event channel. The
+// waiter owns the epoll fd; the watched fds stay with their C objects.
+func newEpollWaiter(name string, fds ...int) (*waiter, error) {
+	epfd, err := unix.EpollCreate1(unix.EPOLL_CLOEXEC)
+	if err != nil {
+		return nil, os.NewSyscallError("epoll_create1", err)
+	}
+	fail := func(call string, err error) (*waiter, error) {
+		unix.Close(epfd)
+		return nil, os.NewSyscallError(call, err)
+	}
+	for _, fd := range fds {
+		if fd < 0 {
+			continue
+		}
+		if err := unix.SetNonblock(fd, true); err != nil {
+			return fail("fcntl", err)
+		}
+		ev := unix.EpollEvent{Events: unix.EPOLLIN, Fd: int32(fd)}
+		if err := unix.EpollCtl(epfd, unix.EPOLL_CTL_ADD, fd, &ev); err != nil {
+			return fail("epoll_ctl", err)
+		}
+	}
+	if err := unix.SetNonblock(epfd, true); err != nil {
+		return fail("fcntl", err)
+	}
+	f := os.NewFile(uintptr(epfd), name)
+	rc, err := f.SyscallConn()
+	if err != nil {
+		f.Close()
+		return nil, err
+	}
+	if err := f.SetReadDeadline(time.Time{}); err != nil {
+		f.Close()
+		return nil, err
+	}
+	return &waiter{f: f, rc: rc}, nil
+}
+
+// newEventFD returns a non-blocking eventfd.
+func newEventFD() (int, error) { return unix.Eventfd(0, unix.EFD_CLOEXEC|unix.EFD_NONBLOCK) }
+
+// signalEventFD makes fd readable (for good, as nobody reads it).
+func signalEventFD(fd int) {
+	var one [8]byte
+	one[0] = 1 // a non-zero count in either byte order
+	unix.Write(fd, one[:])
+}

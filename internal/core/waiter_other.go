@@ -1,0 +1,13 @@
+//go:build !linux
+
+package core
+
+import "github.com/gorpma/rpma/internal/ibv"
+
+// newEpollWaiter is not available on this system.
+func newEpollWaiter(string, ...int) (*waiter, error) { return nil, ibv.ErrNotSupported }
+
+// newEventFD is not available on this system.
+func newEventFD() (int, error) { return -1, ibv.ErrNotSupported }
+
+func signalEventFD(int) {}

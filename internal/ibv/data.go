@@ -1,0 +1,55 @@
+package ibv
+
+// Memory access flags (enum ibv_access_flags). The flush bits exist only in
+// rdma-core 45 and later; they are defined here with their values so that
+// the mapping of usage to access can be written (and tested) everywhere.
+const (
+	AccessLocalWrite      = 1 << 0 // IBV_ACCESS_LOCAL_WRITE
+	AccessRemoteWrite     = 1 << 1 // IBV_ACCESS_REMOTE_WRITE
+	AccessRemoteRead      = 1 << 2 // IBV_ACCESS_REMOTE_READ
+	AccessRemoteAtomic    = 1 << 3 // IBV_ACCESS_REMOTE_ATOMIC
+	AccessOnDemand        = 1 << 6 // IBV_ACCESS_ON_DEMAND
+	AccessFlushGlobal     = 1 << 8 // IBV_ACCESS_FLUSH_GLOBAL (rdma-core 45+)
+	AccessFlushPersistent = 1 << 9 // IBV_ACCESS_FLUSH_PERSISTENT (rdma-core 45+)
+)
+
+// SendOp is the opcode of a work request posted by QP.PostSend (enum
+// ibv_wr_opcode).
+type SendOp uint32
+
+// Send opcodes.
+const (
+	OpRDMAWrite        SendOp = 0 // IBV_WR_RDMA_WRITE
+	OpRDMAWriteWithImm SendOp = 1 // IBV_WR_RDMA_WRITE_WITH_IMM
+	OpSend             SendOp = 2 // IBV_WR_SEND
+	OpSendWithImm      SendOp = 3 // IBV_WR_SEND_WITH_IMM
+	OpRDMARead         SendOp = 4 // IBV_WR_RDMA_READ
+)
+
+// Send flags (enum ibv_send_flags).
+const (
+	SendFence     uint32 = 1 << 0 // IBV_SEND_FENCE
+	SendSignaled  uint32 = 1 << 1 // IBV_SEND_SIGNALED
+	SendSolicited uint32 = 1 << 2 // IBV_SEND_SOLICITED
+	SendInline    uint32 = 1 << 3 // IBV_SEND_INLINE
+)
+
+// Flush placement types (enum ibv_placement_type, rdma-core 45+).
+const (
+	FlushGlobal     uint8 = 1 << 0 // IBV_FLUSH_GLOBAL
+	FlushPersistent uint8 = 1 << 1 // IBV_FLUSH_PERSISTENT
+)
+
+// QP states (enum ibv_qp_state) the library looks at.
+const (
+	QPStateRTS = 3 // IBV_QPS_RTS
+	QPStateErr = 6 // IBV_QPS_ERR
+)
+
+// MR advice (enum ibv_advise_mr_advice) and flags.
+const (
+	AdvisePrefetch        = 0      // IBV_ADVISE_MR_ADVICE_PREFETCH
+	AdvisePrefetchWrite   = 1      // IBV_ADVISE_MR_ADVICE_PREFETCH_WRITE
+	AdvisePrefetchNoFault = 2      // IBV_ADVISE_MR_ADVICE_PREFETCH_NO_FAULT
+	AdviseFlagFlush       = 1 << 0 // IBV_ADVISE_MR_FLAG_FLUSH
+)

@@ -1,0 +1,378 @@
+//go:build linux && cgo
+
+package ibv
+
+/*
+#cgo LDFLAGS: -lrdmacm -libverbs
+#cgo noescape rpma_post_send
+#cgo nocallback rpma_post_send
+#cgo noescape rpma_post_write_read
+#cgo nocallback rpma_post_write_read
+#cgo noescape rpma_post_inline8
+#cgo nocallback rpma_post_inline8
+#cgo noescape rpma_post_atomic_write
+#cgo nocallback rpma_post_atomic_write
+#cgo noescape rpma_post_recv
+#cgo nocallback rpma_post_recv
+#cgo noescape rpma_post_srq_recv
+#cgo nocallback rpma_post_srq_recv
+#include <errno.h>
+#include <stdint.h>
+#include <string.h>
+#include <arpa/inet.h>
+#include <infiniband/verbs.h>
+#include <rdma/rdma_cma.h>
+
+static struct ibv_qp *rpma_id_qp(struct rdma_cm_id *id) { return id->qp; }
+
+// rpma_reg_mr wraps ibv_reg_mr (a macro since rdma-core 28) and reports
+// errno.
+static struct ibv_mr *rpma_reg_mr(struct ibv_pd *pd, void *addr, size_t len, int access, int *err_no) {
+	errno = 0;
+	struct ibv_mr *mr = ibv_reg_mr(pd, addr, len, (unsigned)access);
+	*err_no = mr ? 0 : (errno ? errno : EIO);
+	return mr;
+}
+
+static int rpma_advise_mr(struct ibv_pd *pd, int advice, uint32_t flags,
+		uint64_t addr, uint32_t len, uint32_t lkey) {
+	struct ibv_sge sge = { .addr = addr, .length = len, .lkey = lkey };
+	return ibv_advise_mr(pd, (enum ibv_advise_mr_advice)advice, flags, &sge, 1);
+}
+
+static int rpma_is_iwarp(struct ibv_context *ctx) {
+	return ctx->device->transport_type == IBV_TRANSPORT_IWARP;
+}
+
+// rpma_post_send posts one work request. A zero length posts no
+// scatter/gather element (librpma's 0-byte operations). imm is in host
+// order; the wire carries it in network order.
+static int rpma_post_send(struct ibv_qp *qp, uint64_t wr_id, uint32_t opcode, uint32_t flags,
+		uint64_t laddr, uint32_t len, uint32_t lkey, uint64_t raddr, uint32_t rkey, uint32_t imm) {
+	struct ibv_sge sge = { .addr = laddr, .length = len, .lkey = lkey };
+	struct ibv_send_wr wr, *bad;
+	memset(&wr, 0, sizeof(wr));
+	wr.wr_id = wr_id;
+	wr.opcode = (enum ibv_wr_opcode)opcode;
+	wr.send_flags = flags;
+	if (len > 0) {
+		wr.sg_list = &sge;
+		wr.num_sge = 1;
+	}
+	wr.wr.rdma.remote_addr = raddr;
+	wr.wr.rdma.rkey = rkey;
+	if (opcode == IBV_WR_RDMA_WRITE_WITH_IMM || opcode == IBV_WR_SEND_WITH_IMM)
+		wr.imm_data = htonl(imm);
+	return ibv_post_send(qp, &wr, &bad);
+}
+
+// rpma_post_write_read posts an RDMA write followed by an 8-byte RDMA read
+// (the emulated flush) as one chain: one call, one doorbell.
+static int rpma_post_write_read(struct ibv_qp *qp,
+		uint64_t wr_id1, uint32_t flags1, uint64_t laddr, uint32_t len, uint32_t lkey,
+		uint64_t raddr, uint32_t rkey,
+		uint64_t wr_id2, uint32_t flags2, uint64_t faddr, uint32_t flkey, uint64_t fraddr) {
+	struct ibv_sge sge1 = { .addr = laddr, .length = len, .lkey = lkey };
+	struct ibv_sge sge2 = { .addr = faddr, .length = 8, .lkey = flkey };
+	struct ibv_send_wr wr[2], *bad;
+	memset(wr, 0, sizeof(wr));
+	wr[0].wr_id = wr_id1;
+	wr[0].opcode = IBV_WR_RDMA_WRITE;
+	wr[0].send_flags = flags1;
+	if (len > 0) {
+		wr[0].sg_list = &sge1;
+		wr[0].num_sge = 1;
+	}
+	wr[0].wr.rdma.remote_addr = raddr;
+	wr[0].wr.rdma.rkey = rkey;
+	wr[0].next = &wr[1];
+	wr[1].wr_id = wr_id2;
+	wr[1].opcode = IBV_WR_RDMA_READ;
+	wr[1].send_flags = flags2;
+	wr[1].sg_list = &sge2;
+	wr[1].num_sge = 1;
+	wr[1].wr.rdma.remote_addr = fraddr;
+	wr[1].wr.rdma.rkey = rkey;
+	return ibv_post_send(qp, wr, &bad);
+}
+
+// rpma_post_inline8 posts an 8-byte RDMA write of value, inline (the
+// provider copies the data while posting).
+static int rpma_post_inline8(struct ibv_qp *qp, uint64_t wr_id, uint32_t flags,
+		uint64_t raddr, uint32_t rkey, uint64_t value) {
+	uint64_t data = value;
+	struct ibv_sge sge = { .addr = (uintptr_t)&data, .length = 8, .lkey = 0 };
+	struct ibv_send_wr wr, *bad;
+	memset(&wr, 0, sizeof(wr));
+	wr.wr_id = wr_id;
+	wr.opcode = IBV_WR_RDMA_WRITE;
+	wr.send_flags = flags | IBV_SEND_INLINE;
+	wr.sg_list = &sge;
+	wr.num_sge = 1;
+	wr.wr.rdma.remote_addr = raddr;
+	wr.wr.rdma.rkey = rkey;
+	return ibv_post_send(qp, &wr, &bad);
+}
+
+// rpma_post_atomic_write posts a native atomic write (ibv_wr_atomic_write);
+// the provider copies the 8 bytes while posting.
+static int rpma_post_atomic_write(struct ibv_qp_ex *qpx, uint64_t wr_id, uint32_t flags,
+		uint64_t raddr, uint32_t rkey, uint64_t value) {
+	uint64_t data = value;
+	ibv_wr_start(qpx);
+	qpx->wr_id = wr_id;
+	qpx->wr_flags = flags;
+	ibv_wr_atomic_write(qpx, rkey, raddr, &data);
+	return ibv_wr_complete(qpx);
+}
+
+static int rpma_has_wr_atomic_write(struct ibv_qp *qp) {
+	struct ibv_qp_ex *qpx = ibv_qp_to_qp_ex(qp);
+	return qpx != NULL && qpx->wr_atomic_write != NULL;
+}
+
+static struct ibv_qp_ex *rpma_qp_ex(struct ibv_qp *qp) { return ibv_qp_to_qp_ex(qp); }
+
+static int rpma_post_recv(struct ibv_qp *qp, uint64_t wr_id, uint64_t laddr, uint32_t len, uint32_t lkey) {
+	struct ibv_sge sge = { .addr = laddr, .length = len, .lkey = lkey };
+	struct ibv_recv_wr wr, *bad;
+	memset(&wr, 0, sizeof(wr));
+	wr.wr_id = wr_id;
+	if (len > 0) {
+		wr.sg_list = &sge;
+		wr.num_sge = 1;
+	}
+	return ibv_post_recv(qp, &wr, &bad);
+}
+
+static int rpma_post_srq_recv(struct ibv_srq *srq, uint64_t wr_id, uint64_t laddr, uint32_t len, uint32_t lkey) {
+	struct ibv_sge sge = { .addr = laddr, .length = len, .lkey = lkey };
+	struct ibv_recv_wr wr, *bad;
+	memset(&wr, 0, sizeof(wr));
+	wr.wr_id = wr_id;
+	if (len > 0) {
+		wr.sg_list = &sge;
+		wr.num_sge = 1;
+	}
+	return ibv_post_srq_recv(srq, &wr, &bad);
+}
+
+static int rpma_qp_state(struct ibv_qp *qp, int *state) {
+	struct ibv_qp_attr attr;
+	struct ibv_qp_init_attr init;
+	int ret = ibv_query_qp(qp, &attr, IBV_QP_STATE, &init);
+	if (ret)
+		return ret;
+	*state = attr.qp_state;
+	return 0;
+}
+
+static struct ibv_srq *rpma_create_srq(struct ibv_pd *pd, uint32_t max_wr, uint32_t *got, int *err_no) {
+	struct ibv_srq_init_attr attr;
+	memset(&attr, 0, sizeof(attr));
+	attr.attr.max_wr = max_wr;
+	attr.attr.max_sge = 1;
+	errno = 0;
+	struct ibv_srq *srq = ibv_create_srq(pd, &attr);
+	*err_no = srq ? 0 : (errno ? errno : EIO);
+	*got = attr.attr.max_wr;
+	return srq;
+}
+*/
+import "C"
+
+import (
+	"syscall"
+	"unsafe"
+)
+
+// Compile-time checks of the constants against the headers.
+var (
+	_ [0]struct{} = [C.IBV_ACCESS_LOCAL_WRITE - AccessLocalWrite]struct{}{}
+	_ [0]struct{} = [C.IBV_ACCESS_REMOTE_WRITE - AccessRemoteWrite]struct{}{}
+	_ [0]struct{} = [C.IBV_ACCESS_REMOTE_READ - AccessRemoteRead]struct{}{}
+	_ [0]struct{} = [C.IBV_ACCESS_REMOTE_ATOMIC - AccessRemoteAtomic]struct{}{}
+	_ [0]struct{} = [C.IBV_ACCESS_ON_DEMAND - AccessOnDemand]struct{}{}
+	_ [0]struct{} = [C.IBV_WR_RDMA_WRITE - OpRDMAWrite]struct{}{}
+	_ [0]struct{} = [C.IBV_WR_RDMA_WRITE_WITH_IMM - OpRDMAWriteWithImm]struct{}{}
+	_ [0]struct{} = [C.IBV_WR_SEND - OpSend]struct{}{}
+	_ [0]struct{} = [C.IBV_WR_SEND_WITH_IMM - OpSendWithImm]struct{}{}
+	_ [0]struct{} = [C.IBV_WR_RDMA_READ - OpRDMARead]struct{}{}
+	_ [0]struct{} = [C.IBV_SEND_FENCE - SendFence]struct{}{}
+	_ [0]struct{} = [C.IBV_SEND_SIGNALED - SendSignaled]struct{}{}
+	_ [0]struct{} = [C.IBV_SEND_SOLICITED - SendSolicited]struct{}{}
+	_ [0]struct{} = [C.IBV_SEND_INLINE - SendInline]struct{}{}
+	_ [0]struct{} = [C.IBV_QPS_RTS - QPStateRTS]struct{}{}
+	_ [0]struct{} = [C.IBV_QPS_ERR - QPStateErr]struct{}{}
+	_ [0]struct{} = [C.IBV_ADVISE_MR_ADVICE_PREFETCH_WRITE - AdvisePrefetchWrite]struct{}{}
+	_ [0]struct{} = [C.IBV_ADVISE_MR_FLAG_FLUSH - AdviseFlagFlush]struct{}{}
+)
+
+// IsIWARP reports whether the device's transport is iWARP, whose RDMA read
+// is a write into the reading side's memory.
+func (c *Context) IsIWARP() bool { return C.rpma_is_iwarp(c.c) != 0 }
+
+// MR is a memory registration (struct ibv_mr), with its fields copied.
+type MR struct {
+	c      *C.struct_ibv_mr
+	Addr   uint64
+	Length uint64
+	LKey   uint32
+	RKey   uint32
+}
+
+// RegMR registers length bytes at addr with the given IBV_ACCESS_* flags
+// (ibv_reg_mr). addr must not point into the Go heap: the device keeps
+// using the memory after the call.
+func (pd *PD) RegMR(addr unsafe.Pointer, length int, access int) (*MR, error) {
+	var errno C.int
+	mr := C.rpma_reg_mr(pd.c, addr, C.size_t(length), C.int(access), &errno)
+	if mr == nil {
+		return nil, callError("ibv_reg_mr", syscall.Errno(errno))
+	}
+	return &MR{
+		c:      mr,
+		Addr:   uint64(uintptr(mr.addr)),
+		Length: uint64(mr.length),
+		LKey:   uint32(mr.lkey),
+		RKey:   uint32(mr.rkey),
+	}, nil
+}
+
+// Dereg deregisters the MR (ibv_dereg_mr). It is a no-op on a nil or
+// deregistered MR.
+func (m *MR) Dereg() error {
+	if m == nil || m.c == nil {
+		return nil
+	}
+	if rc := C.ibv_dereg_mr(m.c); rc != 0 {
+		return callError("ibv_dereg_mr", syscall.Errno(rc))
+	}
+	m.c = nil
+	return nil
+}
+
+// AdviseMR gives advice about a range of a registration (ibv_advise_mr).
+func (pd *PD) AdviseMR(advice int, flags uint32, addr uint64, length uint32, lkey uint32) error {
+	rc := C.rpma_advise_mr(pd.c, C.int(advice), C.uint32_t(flags), C.uint64_t(addr), C.uint32_t(length), C.uint32_t(lkey))
+	if rc != 0 {
+		return callError("ibv_advise_mr", syscall.Errno(rc))
+	}
+	return nil
+}
+
+// QP is a queue pair (struct ibv_qp), borrowed from its CM id.
+type QP struct {
+	c *C.struct_ibv_qp
+	x *C.struct_ibv_qp_ex // the extended QP, nil when not created with send ops flags
+}
+
+// QP returns the id's queue pair, nil if it has none. ext says whether it
+// was created with extended send operations (QPInitAttr.SendOpsFlags).
+func (id *CMID) QP(ext bool) *QP {
+	qp := C.rpma_id_qp((*C.struct_rdma_cm_id)(unsafe.Pointer(id.c)))
+	if qp == nil {
+		return nil
+	}
+	q := &QP{c: qp}
+	if ext {
+		q.x = C.rpma_qp_ex(q.c)
+	}
+	return q
+}
+
+// HasAtomicWrite reports whether the QP can post native atomic writes
+// (created with IBV_QP_EX_WITH_ATOMIC_WRITE and the provider implements
+// it).
+func (q *QP) HasAtomicWrite() bool { return q.x != nil && C.rpma_has_wr_atomic_write(q.c) != 0 }
+
+// State queries the QP's state (ibv_query_qp).
+func (q *QP) State() (int, error) {
+	var s C.int
+	if rc := C.rpma_qp_state(q.c, &s); rc != 0 {
+		return 0, callError("ibv_query_qp", syscall.Errno(rc))
+	}
+	return int(s), nil
+}
+
+// PostSend posts one work request (ibv_post_send) in one crossing and
+// returns the errno of the failure, 0 on success. A zero length posts no
+// scatter/gather element. imm is in host order.
+func (q *QP) PostSend(wrID uint64, op SendOp, flags uint32, laddr uint64, length, lkey uint32,
+	raddr uint64, rkey, imm uint32) syscall.Errno {
+	return syscall.Errno(C.rpma_post_send(q.c, C.uint64_t(wrID), C.uint32_t(op), C.uint32_t(flags),
+		C.uint64_t(laddr), C.uint32_t(length), C.uint32_t(lkey), C.uint64_t(raddr), C.uint32_t(rkey), C.uint32_t(imm)))
+}
+
+// PostWriteRead posts an RDMA write and an 8-byte RDMA read from fraddr
+// into faddr (same rkey) as one chain, in one crossing.
+func (q *QP) PostWriteRead(wrID1 uint64, flags1 uint32, laddr uint64, length, lkey uint32, raddr uint64, rkey uint32,
+	wrID2 uint64, flags2 uint32, faddr uint64, flkey uint32, fraddr uint64) syscall.Errno {
+	return syscall.Errno(C.rpma_post_write_read(q.c,
+		C.uint64_t(wrID1), C.uint32_t(flags1), C.uint64_t(laddr), C.uint32_t(length), C.uint32_t(lkey),
+		C.uint64_t(raddr), C.uint32_t(rkey),
+		C.uint64_t(wrID2), C.uint32_t(flags2), C.uint64_t(faddr), C.uint32_t(flkey), C.uint64_t(fraddr)))
+}
+
+// PostInline8 posts an inline 8-byte RDMA write of value (its bytes in
+// memory order) to raddr.
+func (q *QP) PostInline8(wrID uint64, flags uint32, raddr uint64, rkey uint32, value uint64) syscall.Errno {
+	return syscall.Errno(C.rpma_post_inline8(q.c, C.uint64_t(wrID), C.uint32_t(flags), C.uint64_t(raddr), C.uint32_t(rkey), C.uint64_t(value)))
+}
+
+// PostAtomicWrite posts a native 8-byte atomic write of value
+// (ibv_wr_atomic_write). The QP must have HasAtomicWrite.
+func (q *QP) PostAtomicWrite(wrID uint64, flags uint32, raddr uint64, rkey uint32, value uint64) syscall.Errno {
+	return syscall.Errno(C.rpma_post_atomic_write(q.x, C.uint64_t(wrID), C.uint32_t(flags), C.uint64_t(raddr), C.uint32_t(rkey), C.uint64_t(value)))
+}
+
+// PostRecv posts a receive (ibv_post_recv); a zero length posts no
+// scatter/gather element.
+func (q *QP) PostRecv(wrID uint64, laddr uint64, length, lkey uint32) syscall.Errno {
+	return syscall.Errno(C.rpma_post_recv(q.c, C.uint64_t(wrID), C.uint64_t(laddr), C.uint32_t(length), C.uint32_t(lkey)))
+}
+
+// SRQ is a shared receive queue (struct ibv_srq).
+type SRQ struct {
+	c *C.struct_ibv_srq
+}
+
+// CreateSRQ creates a shared receive queue of at least maxWR work requests
+// and one scatter/gather element each (ibv_create_srq); it returns the
+// size the provider granted.
+func (pd *PD) CreateSRQ(maxWR int) (*SRQ, int, error) {
+	var got C.uint32_t
+	var errno C.int
+	s := C.rpma_create_srq(pd.c, C.uint32_t(maxWR), &got, &errno)
+	if s == nil {
+		return nil, 0, callError("ibv_create_srq", syscall.Errno(errno))
+	}
+	return &SRQ{c: s}, int(got), nil
+}
+
+// PostRecv posts a receive to the SRQ (ibv_post_srq_recv).
+func (s *SRQ) PostRecv(wrID uint64, laddr uint64, length, lkey uint32) syscall.Errno {
+	return syscall.Errno(C.rpma_post_srq_recv(s.c, C.uint64_t(wrID), C.uint64_t(laddr), C.uint32_t(length), C.uint32_t(lkey)))
+}
+
+// Destroy destroys the SRQ (ibv_destroy_srq). It is a no-op on a nil or
+// destroyed SRQ.
+func (s *SRQ) Destroy() error {
+	if s == nil || s.c == nil {
+		return nil
+	}
+	if rc := C.ibv_destroy_srq(s.c); rc != 0 {
+		return callError("ibv_destroy_srq", syscall.Errno(rc))
+	}
+	s.c = nil
+	return nil
+}
+
+// Resize resizes the CQ to at least n entries (ibv_resize_cq); CQE then
+// reports the size granted.
+func (q *CQ) Resize(n int) error {
+	if rc := C.ibv_resize_cq(q.c, C.int(n)); rc != 0 {
+		return callError("ibv_resize_cq", syscall.Errno(rc))
+	}
+	return nil
+}

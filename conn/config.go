@@ -4,6 +4,7 @@ import (
 	"time"
 
 	"github.com/gorpma/rpma/internal/core"
+	"github.com/gorpma/rpma/srq"
 )
 
 // Config mirrors struct rpma_conn_cfg: how a connection request is built.
@@ -16,8 +17,6 @@ import (
 // values give an error matching [rpma.ErrInvalidArgument] that names the
 // field. Sizes are also checked against the device's limits (max_cqe,
 // max_qp_wr) when the request is built.
-//
-// Shared receive queues (rpma_conn_cfg_set_srq) come with Core library II.
 type Config struct {
 	// Timeout bounds the address and route resolution of an outgoing
 	// request (rdma_resolve_addr, rdma_resolve_route), each. Default
@@ -58,6 +57,14 @@ type Config struct {
 	// how many times a send is retried while the other side has no
 	// receive posted. Default 7, librpma's value.
 	RNRRetryCount int
+	// SRQ makes the connection receive through a shared receive queue
+	// (rpma_conn_cfg_set_srq): its receives are posted with
+	// srq.SRQ.Recv, not Conn.Recv, and complete on the SRQ's receive CQ
+	// if it has one, else on the connection's receive CQ (or main CQ).
+	// RQSize is then unused. Default nil. An SRQ with a receive CQ
+	// cannot be combined with SharedCompChannel (an invalid argument, as
+	// in librpma). The SRQ refuses to close while the connection is open.
+	SRQ *srq.SRQ
 }
 
 // Defaults and limits of Config and of private data.
@@ -80,10 +87,19 @@ const (
 
 // DefaultConfig mirrors rpma_conn_cfg_new: a new Config with librpma's
 // defaults: Timeout 1000 ms, CQSize 10, RCQSize 0, SQSize 10, RQSize 10,
-// SharedCompChannel false, RetryCount 7, RNRRetryCount 7.
+// SharedCompChannel false, RetryCount 7, RNRRetryCount 7, no SRQ.
 func DefaultConfig() *Config {
-	c := Config(core.DefaultConnParams())
-	return &c
+	p := core.DefaultConnParams()
+	return &Config{
+		Timeout:           p.Timeout,
+		CQSize:            p.CQSize,
+		RCQSize:           p.RCQSize,
+		SQSize:            p.SQSize,
+		RQSize:            p.RQSize,
+		SharedCompChannel: p.SharedCompChannel,
+		RetryCount:        p.RetryCount,
+		RNRRetryCount:     p.RNRRetryCount,
+	}
 }
 
 // Validate returns nil if c can be used, else an error matching
@@ -96,6 +112,22 @@ func (c *Config) Validate() error {
 	return c.params().Validate("conn_cfg")
 }
 
-// params is the core view of c (nil stays nil). The conversion compiles
-// only while Config and core.ConnParams have identical fields.
-func (c *Config) params() *core.ConnParams { return (*core.ConnParams)(c) }
+// params is the core view of c (nil stays nil): a copy, field for field
+// (TestConfigParams checks that none is forgotten).
+// Package ep has the same copy.
+func (c *Config) params() *core.ConnParams {
+	if c == nil {
+		return nil
+	}
+	return &core.ConnParams{
+		Timeout:           c.Timeout,
+		CQSize:            c.CQSize,
+		RCQSize:           c.RCQSize,
+		SQSize:            c.SQSize,
+		RQSize:            c.RQSize,
+		SharedCompChannel: c.SharedCompChannel,
+		RetryCount:        c.RetryCount,
+		RNRRetryCount:     c.RNRRetryCount,
+		SRQ:               (*core.SRQ)(c.SRQ),
+	}
+}

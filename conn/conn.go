@@ -77,12 +77,11 @@ func (r *ConnReq) Reject() error { return r.core().Close() }
 // Conn mirrors struct rpma_conn: a connection, from the moment its request
 // was connected or accepted.
 //
-// A Conn is meant for one goroutine at a time, as librpma's connections
-// are meant for one thread at a time. The exceptions, safe from any
-// goroutine at any time: Close (which makes a concurrent NextEvent return
-// an error matching os.ErrClosed), Disconnect (typically while another
-// goroutine waits in NextEvent), and the getters PrivateData, QPNum,
-// EventFD, CQ, RCQ, LocalAddr and PeerAddr.
+// Concurrency (see the package documentation): the data-path calls are
+// safe for concurrent use, also while other goroutines wait for and poll
+// completions; NextEvent is for one goroutine at a time; Close (which
+// makes concurrent waits return an error matching os.ErrClosed),
+// Disconnect and the getters are safe from any goroutine at any time.
 type Conn core.Conn
 
 func (c *Conn) core() *core.Conn { return (*core.Conn)(c) }
@@ -134,7 +133,7 @@ func (c *Conn) QPNum() uint32 { return c.core().QPNum() }
 // ApplyRemotePeerCfg mirrors rpma_conn_apply_remote_peer_cfg: it records
 // what the other side declared about its platform. Only
 // cfg.DirectWriteToPMem matters: it allows flushes of type
-// rpma.FlushPersistent (Core library II).
+// rpma.FlushPersistent (see Conn.Flush).
 func (c *Conn) ApplyRemotePeerCfg(cfg peer.Cfg) error {
 	return c.core().ApplyRemotePeerCfg(cfg.DirectWriteToPMem)
 }

@@ -1,6 +1,7 @@
 // Package conn mirrors librpma's connection configuration, connection
 // requests and connections (struct rpma_conn_cfg, rpma_conn_req,
-// rpma_conn).
+// rpma_conn), including the data path: Read, Write, WriteWithImm,
+// AtomicWrite, Flush, Send, SendWithImm, Recv.
 //
 // # Connecting
 //
@@ -43,18 +44,90 @@
 // cancelled or its deadline passes. [Conn.EventFD] is the raw fd for
 // callers that run their own epoll loop.
 //
+// # The data path
+//
+//	dst, _ := mr.RemoteFromDescriptor(desc)            // the other side's region
+//	c.Write(dst, 0, src, 0, n, rpma.CompletionOnError, 1)
+//	c.Flush(dst, 0, n, rpma.FlushPersistent, rpma.CompletionAlways, 2)
+//	for { n, err := c.CQ().GetWC(wcs); ... c.CQ().Wait(ctx) ... }
+//
+// Every post is one cgo crossing (a write and its flush can be one chain:
+// [Conn.WriteAndFlush]) and allocates nothing; op contexts are integers
+// (uint64), returned in cq.WC.OpContext. Arguments are checked before
+// anything is posted: offsets and lengths against both regions (the
+// remote size comes from the descriptor), the emulated flush's 8-byte
+// read, the atomic write's alignment; violations are invalid arguments,
+// never remote access errors. Which flushes are allowed follows librpma
+// exactly (see [Conn.Flush]).
+//
+// # Queue accounting
+//
+// The library counts the work requests each queue holds, from the post
+// until the completion that retires them is polled (on an RC QP a
+// completion retires every earlier request, signaled or not). A post that
+// would overrun the send queue (Config.SQSize), the receive queue
+// (Config.RQSize), or the CQ its completions go to (every request can put
+// a completion there, at least on error) returns an error matching
+// [rpma.ErrQueueFull] (which also matches rpma.ErrProvider, librpma's
+// code for a failed ibv_post_send) instead of reaching the provider.
+// Before giving up, a full post polls the CQ once itself: completions
+// already there retire slots, and the caller's among them wait for the
+// next GetWC (and make the next CQ Wait return at once). When
+// ErrQueueFull comes back, the requests are really in flight: wait for
+// and poll completions, then post again.
+//
+// Unsignaled requests ([rpma.CompletionOnError]) produce no completion on
+// success, so nothing would retire a long run of them. The rule: in a run
+// of unsignaled requests, every (SQSize/2)-th is posted signaled; its
+// completion retires the run and is absorbed by GetWC (it never reaches
+// the caller; an error still does). So polling always frees the queue,
+// and a caller sees exactly the completions it asked for.
+//
+// # Broken connections
+//
+// A failed completion puts the QP in the error state. From the moment
+// GetWC returns one (or a post finds the QP in the error state, or a
+// CLOSED or LOST event is read), posts return an error matching
+// [rpma.ErrConnBroken] that says why ([Conn.Broken]). The operations that
+// were outstanding complete with flush errors (rpma.ErrWRFlushed), which
+// the caller drains with GetWC. Disconnect and Close do not wait for
+// anything from the other side: they return promptly even when the other
+// side is gone and CLOSED never comes.
+//
+// # Completion waits watch the connection
+//
+// cq.CQ.Wait (on the connection's CQs), [Conn.Wait], [Conn.GetSendComp]
+// and [Conn.GetRecvComp] wait on the completion channel and on the
+// connection's event channel together. When the other side disconnects
+// or its process dies (its kernel disconnects: rxe reports CLOSED about
+// 10-50 ms after a SIGKILL), a blocked wait returns a
+// *rpma.ConnEventError carrying the CLOSED or LOST event instead of
+// sleeping on a CQ that will never fire; events such a wait reads are
+// kept for NextEvent, which still returns them. This matters on rxe,
+// where a retry count of 7 (librpma's) retries forever: operations to a
+// vanished peer never fail, so the events are the only signal.
+//
 // # Lifetimes and concurrency
 //
 // Each request and connection has its own rdma_cm event channel: an
 // incoming request is moved to it (rdma_migrate_id) as soon as it arrives,
 // so connections do not depend on their endpoint. A connection owns its
 // QP, CQs and CM id; Close destroys them in librpma's order. The peer
-// refuses to close while requests or connections are open.
+// refuses to close while requests or connections are open; an SRQ
+// refuses while connections using it are open.
 //
-// A Conn (like a ConnReq) is used by one goroutine at a time, as librpma's
-// connections are used by one thread at a time. Close and Disconnect may
-// be called from any goroutine at any time, also while another goroutine
-// waits in NextEvent; the getters are safe for concurrent use.
+// librpma's rule is one thread per connection. This package promises
+// more, and tests it under the race detector: the data-path calls (Read,
+// Write, WriteWithImm, AtomicWrite, Flush, WriteAndFlush, Send,
+// SendWithImm, Recv) may be called from several goroutines at once on one
+// connection, while other goroutines wait for and poll its CQs (cq.CQ is
+// safe for concurrent use). NextEvent is for one goroutine at a time;
+// GetSendComp and GetRecvComp may run concurrently with each other except
+// on a shared completion channel. Close and Disconnect may be called from
+// any goroutine at any time, also while others wait (the waits return an
+// error matching os.ErrClosed); the getters are safe for concurrent use.
+// A ConnReq is used by one goroutine; only Close may be called from
+// another one at any time.
 //
 // # Dead peers on Soft-RoCE
 //

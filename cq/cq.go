@@ -1,14 +1,24 @@
 package cq
 
-import "github.com/gorpma/rpma/internal/core"
+import (
+	"context"
+	"unsafe"
+
+	"github.com/gorpma/rpma/internal/core"
+	"github.com/gorpma/rpma/rpma"
+)
 
 // CQ mirrors struct rpma_cq: a completion queue of a connection (its main
-// CQ, or its receive CQ) with its completion channel. CQs are created,
-// armed (ibv_req_notify_cq) and destroyed by their connection: get them
-// with conn.Conn.CQ and conn.Conn.RCQ, and do not use them after the
-// connection's Close. There is no CQ.Close.
+// CQ or its receive CQ) or of an SRQ (its receive CQ), with its
+// completion channel. CQs are created, armed (ibv_req_notify_cq) and
+// destroyed by their connection or SRQ: get them with conn.Conn.CQ,
+// conn.Conn.RCQ and srq.SRQ.RCQ, and do not use them after their owner's
+// Close. There is no CQ.Close.
 //
-// FD and Size are safe for concurrent use by multiple goroutines.
+// A CQ is safe for concurrent use by multiple goroutines: GetWC calls are
+// serialized, Wait may be called by several goroutines (each returns
+// after one event), and GetWC and Wait may run at the same time (the
+// usual split: one goroutine waits and polls while others post).
 type CQ core.CQ
 
 func (q *CQ) core() *core.CQ { return (*core.CQ)(q) }
@@ -16,9 +26,129 @@ func (q *CQ) core() *core.CQ { return (*core.CQ)(q) }
 // FD mirrors rpma_cq_get_fd: the fd of the CQ's completion channel (the
 // connection's shared channel when conn.Config.SharedCompChannel is set),
 // non-blocking and ready for epoll. It returns -1 when q is nil or its
-// connection is closed.
+// owner is closed.
 func (q *CQ) FD() int { return q.core().FD() }
 
 // Size returns the number of entries the CQ actually has: the provider may
 // round the configured size up (rxe makes 10 into 15).
 func (q *CQ) Size() int { return q.core().Size() }
+
+// Wait mirrors rpma_cq_wait: it waits for the CQ's next completion event,
+// acknowledges it and re-arms the CQ (ibv_get_cq_event,
+// ibv_ack_cq_events, ibv_req_notify_cq). Then drain the CQ with GetWC
+// until it returns [rpma.ErrNoCompletion].
+//
+// Completion events are edge notifications, so use Wait in a
+// poll-then-wait loop: completions that arrived before the CQ was re-armed
+// raise no event, and an event may come for completions already polled
+// (a spurious wake-up: GetWC then finds nothing, which is benign):
+//
+//	for {
+//		n, err := q.GetWC(wcs)
+//		if errors.Is(err, rpma.ErrNoCompletion) {
+//			if err := q.Wait(ctx); err != nil {
+//				return err
+//			}
+//			continue
+//		}
+//		...
+//	}
+//
+// The wait parks the goroutine in Go's runtime poller and returns
+// ctx.Err() when ctx is done. For a connection's CQ it also watches the
+// connection's events: when the other side disconnects or its process
+// dies (CLOSED or LOST, which rxe reports a few tens of milliseconds after
+// a peer process is killed), Wait returns a *rpma.ConnEventError (it
+// matches rpma.ErrConnBroken) instead of sleeping on a CQ that will never
+// fire; the event stays available to conn.Conn.NextEvent. Completions
+// still queued (flush errors of outstanding operations) can be drained
+// with GetWC after that error. An SRQ's receive CQ watches no connection.
+//
+// Errors: with a shared completion channel Wait returns an error matching
+// [rpma.ErrSharedChannel] (use conn.Conn.Wait); a failure to read the
+// event matches [rpma.ErrNoCompletion], to re-arm [rpma.ErrProvider]; a
+// closed CQ matches os.ErrClosed.
+func (q *CQ) Wait(ctx context.Context) error { return q.core().Wait(ctx) }
+
+// GetWC mirrors rpma_cq_get_wc: it polls up to len(wc) work completions
+// into wc, in one cgo crossing, and returns how many it got; with none it
+// returns 0 and [rpma.ErrNoCompletion]. In steady state it does not
+// allocate.
+//
+// Each completion carries the op context of its operation (librpma's
+// op_context, the uint64 given to the posting call), its status (check
+// WC.Err), opcode, byte length (receives), immediate data in host order,
+// and flags. Completions the library asked for itself (see
+// conn.Conn.Write on unsignaled operations) are absorbed: they retire
+// queue slots but are not returned.
+func (q *CQ) GetWC(wc []WC) (int, error) {
+	if q == nil {
+		return q.core().GetWC(nil)
+	}
+	return q.core().GetWC(unsafe.Slice((*core.WC)(unsafe.Pointer(unsafe.SliceData(wc))), len(wc)))
+}
+
+// Resize resizes the CQ to at least n entries (ibv_resize_cq); Size then
+// reports what the provider granted (rxe rounds up: 10 becomes 15, 100
+// becomes 127). n must be at least 1 and within the device's max_cqe,
+// else the error matches [rpma.ErrInvalidArgument]. A size below the
+// completions the CQ holds is refused by the provider (rxe: EINVAL); this
+// method refuses earlier and more: n must cover every work request that
+// is outstanding on the CQ's queues (each can still complete, at least
+// with an error) plus the completions not yet polled, else the error
+// matches [rpma.ErrInvalidArgument] and EINVAL and says how many there
+// are. Other provider failures match [rpma.ErrProvider] and their errno.
+//
+// A connection's send-queue depth (conn.Config.SQSize), plus its
+// receive-queue depth when receives complete on the same CQ, should stay
+// within the CQ's size: the library never lets more work requests be
+// outstanding than the CQ can hold (a post beyond that gets
+// rpma.ErrQueueFull), so a CQ shrunk below the queue depth caps it.
+func (q *CQ) Resize(n int) error { return q.core().Resize(n) }
+
+// WC is a work completion (struct ibv_wc, as librpma's rpma_cq_get_wc
+// returns it). For a failed completion only OpContext, Status, VendorErr
+// and QPNum are defined.
+type WC struct {
+	// OpContext is the op context given to the operation (wr_id).
+	OpContext uint64
+	// Status is the completion status; see Err.
+	Status rpma.WCStatus
+	// Opcode is the kind of operation: for example rpma.WCRDMAWrite,
+	// rpma.WCRDMARead (also emulated flushes), rpma.WCAtomicWrite,
+	// rpma.WCSend, rpma.WCRecv, rpma.WCRecvRDMAWithImm.
+	Opcode rpma.WCOpcode
+	// VendorErr is the vendor error syndrome of a failed completion.
+	VendorErr uint32
+	// ByteLen is the number of bytes received (receives only).
+	ByteLen uint32
+	// Imm is the immediate data in host order, valid when Flags has
+	// WithImm.
+	Imm uint32
+	// QPNum is the number of the local QP (conn.Conn.QPNum), which tells
+	// connections apart on an SRQ's receive CQ.
+	QPNum uint32
+	// SrcQP is the remote QP number (unreliable datagram only; 0 here).
+	SrcQP uint32
+	// Flags are IBV_WC_* flags, for example WithImm.
+	Flags uint32
+}
+
+// WithImm is the IBV_WC_WITH_IMM flag of WC.Flags: the completion carries
+// immediate data (send with immediate, write with immediate).
+const WithImm uint32 = 1 << 1
+
+// The cast in GetWC needs WC and core.WC to be one type in layout; this
+// conversion compiles only while their fields are identical.
+var _ = core.WC(WC{})
+
+// Err returns nil for a successful completion, else a *rpma.WCError
+// naming the status (errors.Is(err, rpma.ErrCompletion) holds; for a
+// flushed work request also errors.Is(err, rpma.ErrWRFlushed)). It
+// allocates only on failure.
+func (w *WC) Err() error {
+	if w.Status == rpma.WCSuccess {
+		return nil
+	}
+	return &rpma.WCError{Status: w.Status, VendorErr: w.VendorErr, QPNum: w.QPNum, WRID: w.OpContext, Opcode: w.Opcode}
+}

@@ -8,8 +8,16 @@
 // unless conn.Config.SharedCompChannel makes the two share one. The channel
 // fds are non-blocking, so they can join an epoll set or Go's runtime
 // poller.
+// An SRQ can have its own receive CQ too (srq.SRQ.RCQ).
 //
-// This package is started by Core library I as far as connections need it:
-// the CQ objects, their fds and sizes. Waiting for and reading completions
-// (rpma_cq_wait, rpma_cq_get_wc) come with Core library II.
+// [CQ.Wait] waits for a completion event in Go's runtime poller
+// (acknowledging it and re-arming the CQ); [CQ.GetWC] polls a batch of
+// completions into the caller's slice in one cgo crossing, without
+// allocating. Use them in a poll-then-wait loop (see CQ.Wait). A failed
+// completion's [WC.Err] is a *rpma.WCError naming the status. With a
+// shared completion channel, wait with conn.Conn.Wait instead.
+//
+// A connection's CQ waits also watch the connection's events, so a wait
+// ends (with a *rpma.ConnEventError) when the other side disconnects or
+// dies. [CQ.Resize] resizes a CQ (ibv_resize_cq).
 package cq

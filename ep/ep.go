@@ -59,7 +59,7 @@ func (e *Endpoint) FD() int { return e.core().FD() }
 // [rpma.ErrInvalidArgument]; a failure to build the request matches
 // [rpma.ErrProvider], and the request is then rejected.
 func (e *Endpoint) NextConnReq(ctx context.Context, cfg *conn.Config) (*conn.ConnReq, error) {
-	r, err := e.core().NextConnReq(ctx, (*core.ConnParams)(cfg))
+	r, err := e.core().NextConnReq(ctx, params(cfg))
 	return (*conn.ConnReq)(r), err
 }
 
@@ -71,3 +71,22 @@ func (e *Endpoint) Shutdown() error { return e.core().Close() }
 
 // Close is Shutdown.
 func (e *Endpoint) Close() error { return e.core().Close() }
+
+// params is the core view of cfg (nil stays nil), field for field, as
+// conn.Config's own (TestParams checks that none is forgotten).
+func params(c *conn.Config) *core.ConnParams {
+	if c == nil {
+		return nil
+	}
+	return &core.ConnParams{
+		Timeout:           c.Timeout,
+		CQSize:            c.CQSize,
+		RCQSize:           c.RCQSize,
+		SQSize:            c.SQSize,
+		RQSize:            c.RQSize,
+		SharedCompChannel: c.SharedCompChannel,
+		RetryCount:        c.RetryCount,
+		RNRRetryCount:     c.RNRRetryCount,
+		SRQ:               (*core.SRQ)(c.SRQ),
+	}
+}

@@ -44,8 +44,8 @@ func (d *Device) ODPCapable() (bool, error) { return d.core().ODPCapable() }
 func (d *Device) Close() error { return d.core().Close() }
 
 // Peer mirrors struct rpma_peer: one protection domain on a device, the
-// parent of endpoints, connection requests and connections (and, with Core
-// library II, memory regions and SRQs). At creation it probes once what the
+// parent of endpoints, connection requests, connections, memory regions
+// and SRQs. At creation it probes once what the
 // device does natively and logs (at [rpma.LogInfo]) what falls back:
 // atomic write emulated by an ordinary RDMA write, flush emulated by an
 // RDMA read, no on-demand paging.
@@ -85,7 +85,8 @@ func (p *Peer) ODP() bool { return p.core().ODP() }
 func (p *Peer) Device() *Device { return (*Device)(p.core().Device()) }
 
 // Close mirrors rpma_peer_delete (ibv_dealloc_pd). While objects created
-// from the peer are open (endpoints, connection requests, connections) it
+// from the peer are open (endpoints, connection requests, connections,
+// memory regions, SRQs) it
 // refuses with an error matching [rpma.ErrProvider] and EBUSY that names
 // how many there are, and the peer stays usable: close them first. Close
 // is idempotent and nil-safe.

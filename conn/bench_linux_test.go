@@ -1,0 +1,215 @@
+//go:build linux && cgo
+
+package conn_test
+
+import (
+	"context"
+	"errors"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/gorpma/rpma/conn"
+	"github.com/gorpma/rpma/cq"
+	"github.com/gorpma/rpma/ep"
+	"github.com/gorpma/rpma/internal/rdmatest"
+	"github.com/gorpma/rpma/mr"
+	"github.com/gorpma/rpma/peer"
+	"github.com/gorpma/rpma/pmem"
+	"github.com/gorpma/rpma/rpma"
+)
+
+// benchEnv is a connected pair with registered memory on both sides.
+type benchEnv struct {
+	client, server *conn.Conn
+	src, dst       *mr.Local
+	rdst           *mr.Remote
+	wcs            []cq.WC
+}
+
+func newBenchEnv(tb testing.TB) *benchEnv {
+	tb.Helper()
+	ip := rdmatest.IP(tb)
+	dev, err := peer.DeviceForAddress(ip, rpma.IbvContextLocal)
+	require.NoError(tb, err)
+	p, err := peer.New(dev)
+	require.NoError(tb, err)
+	e, err := ep.Listen(p, ip, "0")
+	require.NoError(tb, err)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	srv := make(chan result[*conn.Conn], 1)
+	go func() {
+		req, err := e.NextConnReq(ctx, nil)
+		if err != nil {
+			srv <- result[*conn.Conn]{err: err}
+			return
+		}
+		c, err := req.Connect(nil)
+		srv <- result[*conn.Conn]{v: c, err: err}
+	}()
+	req, err := conn.NewRequest(ctx, p, ip, e.Port(), nil)
+	require.NoError(tb, err)
+	client, err := req.Connect(nil)
+	require.NoError(tb, err)
+	r := <-srv
+	require.NoError(tb, r.err)
+	server := r.v
+	for _, c := range []*conn.Conn{client, server} {
+		ev, err := c.NextEvent(ctx)
+		require.NoError(tb, err)
+		require.Equal(tb, rpma.ConnEstablished, ev)
+	}
+	mem, err := pmem.Alloc(1 << 16)
+	require.NoError(tb, err)
+	all := mr.UsageReadSrc | mr.UsageReadDst | mr.UsageWriteSrc | mr.UsageWriteDst | mr.UsageFlushVisibility | mr.UsageSend | mr.UsageRecv
+	src, err := mr.Reg(p, mem.Bytes()[:1<<15], all)
+	require.NoError(tb, err)
+	dst, err := mr.Reg(p, mem.Bytes()[1<<15:], all)
+	require.NoError(tb, err)
+	d := dst.Descriptor()
+	rdst, err := mr.RemoteFromDescriptor(d[:])
+	require.NoError(tb, err)
+	tb.Cleanup(func() {
+		require.NoError(tb, client.Close())
+		require.NoError(tb, server.Close())
+		require.NoError(tb, src.Dereg())
+		require.NoError(tb, dst.Dereg())
+		require.NoError(tb, mem.Close())
+		require.NoError(tb, e.Close())
+		require.NoError(tb, p.Close())
+		require.NoError(tb, dev.Close())
+	})
+	return &benchEnv{client: client, server: server, src: src, dst: dst, rdst: rdst, wcs: make([]cq.WC, 8)}
+}
+
+// spin busy-polls q until it has delivered n completions, without
+// waiting (waits are not held to zero allocations).
+func (b *benchEnv) spin(tb testing.TB, q *cq.CQ, n int) {
+	for n > 0 {
+		got, err := q.GetWC(b.wcs)
+		if err != nil {
+			if errors.Is(err, rpma.ErrNoCompletion) {
+				continue
+			}
+			tb.Fatal(err)
+		}
+		for _, wc := range b.wcs[:got] {
+			if wc.Status != rpma.WCSuccess {
+				tb.Fatal(wc.Err())
+			}
+		}
+		n -= got
+	}
+}
+
+// ops are the measured operations: each posts one operation (or chain)
+// with a completion and polls it.
+func (b *benchEnv) ops() map[string]func(tb testing.TB, i int) {
+	c, A, O := b.client, rpma.CompletionAlways, rpma.CompletionOnError
+	return map[string]func(tb testing.TB, i int){
+		"Write64": func(tb testing.TB, i int) {
+			if err := c.Write(b.rdst, 0, b.src, 0, 64, A, uint64(i)); err != nil {
+				tb.Fatal(err)
+			}
+			b.spin(tb, c.CQ(), 1)
+		},
+		"Read64": func(tb testing.TB, i int) {
+			if err := c.Read(b.src, 0, b.rdst, 64, 64, A, uint64(i)); err != nil {
+				tb.Fatal(err)
+			}
+			b.spin(tb, c.CQ(), 1)
+		},
+		"Flush": func(tb testing.TB, i int) {
+			if err := c.Flush(b.rdst, 0, 64, rpma.FlushVisibility, A, uint64(i)); err != nil {
+				tb.Fatal(err)
+			}
+			b.spin(tb, c.CQ(), 1)
+		},
+		"WriteAndFlush64": func(tb testing.TB, i int) {
+			if err := c.WriteAndFlush(b.rdst, 0, b.src, 0, 64, rpma.FlushVisibility, A, uint64(i)); err != nil {
+				tb.Fatal(err)
+			}
+			b.spin(tb, c.CQ(), 1)
+		},
+		"WriteThenFlush64": func(tb testing.TB, i int) {
+			if err := c.Write(b.rdst, 0, b.src, 0, 64, O, uint64(i)); err != nil {
+				tb.Fatal(err)
+			}
+			if err := c.Flush(b.rdst, 0, 64, rpma.FlushVisibility, A, uint64(i)); err != nil {
+				tb.Fatal(err)
+			}
+			b.spin(tb, c.CQ(), 1)
+		},
+		"AtomicWrite": func(tb testing.TB, i int) {
+			if err := c.AtomicWrite(b.rdst, 128, [8]byte{byte(i)}, A, uint64(i)); err != nil {
+				tb.Fatal(err)
+			}
+			b.spin(tb, c.CQ(), 1)
+		},
+		"SendRecv64": func(tb testing.TB, i int) {
+			if err := b.server.Recv(b.dst, 256, 64, uint64(i)); err != nil {
+				tb.Fatal(err)
+			}
+			if err := c.Send(b.src, 0, 64, A, uint64(i)); err != nil {
+				tb.Fatal(err)
+			}
+			b.spin(tb, c.CQ(), 1)
+			b.spin(tb, b.server.CQ(), 1)
+		},
+	}
+}
+
+// TestIntegrationZeroAllocs: in steady state, posting and polling with an
+// integer op context allocate nothing.
+func TestIntegrationZeroAllocs(t *testing.T) {
+	b := newBenchEnv(t)
+	for name, op := range b.ops() {
+		for i := 0; i < 20; i++ { // warm up
+			op(t, i)
+		}
+		i := 0
+		allocs := testing.AllocsPerRun(200, func() { op(t, i); i++ })
+		t.Logf("%s: %v allocs/op", name, allocs)
+		require.Zero(t, allocs, name)
+	}
+}
+
+// BenchmarkOps measures each operation: post plus busy-polled completion.
+// Run in the VM: go test -exec "rxevm --" -run '^$' -bench . ./conn/
+func BenchmarkOps(b *testing.B) {
+	env := newBenchEnv(b)
+	for _, name := range []string{"Write64", "Read64", "Flush", "WriteThenFlush64", "WriteAndFlush64", "AtomicWrite", "SendRecv64"} {
+		op := env.ops()[name]
+		b.Run(name, func(b *testing.B) {
+			b.ReportAllocs()
+			for i := 0; b.Loop(); i++ {
+				op(b, i)
+			}
+		})
+	}
+}
+
+// BenchmarkPostUnsignaled measures posting alone: unsignaled writes, with
+// the library's periodic signaled one absorbed by the poll that frees the
+// queue.
+func BenchmarkPostUnsignaled(b *testing.B) {
+	env := newBenchEnv(b)
+	c := env.client
+	b.ReportAllocs()
+	for i := 0; b.Loop(); i++ {
+		for {
+			err := c.Write(env.rdst, 0, env.src, 0, 8, rpma.CompletionOnError, uint64(i))
+			if err == nil {
+				break
+			}
+			if !errors.Is(err, rpma.ErrQueueFull) {
+				b.Fatal(err)
+			}
+			if _, err := c.CQ().GetWC(env.wcs); err != nil && !errors.Is(err, rpma.ErrNoCompletion) {
+				b.Fatal(err)
+			}
+		}
+	}
+}

@@ -1,0 +1,154 @@
+package mr_test
+
+import (
+	"encoding/binary"
+	"encoding/hex"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/gorpma/rpma/internal/leak"
+	"github.com/gorpma/rpma/internal/rdmatest"
+	"github.com/gorpma/rpma/mr"
+	"github.com/gorpma/rpma/rpma"
+)
+
+func TestMain(m *testing.M) { leak.Main(m) }
+
+func TestUsageValues(t *testing.T) {
+	// librpma.h's RPMA_MR_USAGE_* values.
+	for u, want := range map[mr.Usage]int{
+		mr.UsageReadSrc: 1, mr.UsageReadDst: 2, mr.UsageWriteSrc: 4, mr.UsageWriteDst: 8,
+		mr.UsageFlushVisibility: 16, mr.UsageFlushPersistent: 32, mr.UsageSend: 64, mr.UsageRecv: 128,
+	} {
+		require.Equal(t, want, int(u))
+	}
+	require.Equal(t, 21, mr.DescriptorSize)
+}
+
+func descriptor(addr, size uint64, rkey uint32, usage byte) []byte {
+	d := make([]byte, 21)
+	binary.LittleEndian.PutUint64(d, addr)
+	binary.LittleEndian.PutUint64(d[8:], size)
+	binary.LittleEndian.PutUint32(d[16:], rkey)
+	d[20] = usage
+	return d
+}
+
+func TestRemoteFromDescriptor(t *testing.T) {
+	d := descriptor(0x7f0012345000, 1<<20, 0xabcdef01, byte(mr.UsageWriteDst|mr.UsageFlushPersistent|mr.UsageFlushVisibility))
+	r, err := mr.RemoteFromDescriptor(append(d, 0xff, 0xff)) // longer is fine
+	require.NoError(t, err)
+	require.Equal(t, uint64(1<<20), r.Size())
+	require.Equal(t, uint64(0x7f0012345000), r.Addr())
+	require.Equal(t, mr.UsageFlushPersistent|mr.UsageFlushVisibility, r.FlushType())
+	require.Equal(t, mr.UsageWriteDst|mr.UsageFlushPersistent|mr.UsageFlushVisibility, r.Usage())
+
+	_, err = mr.RemoteFromDescriptor(d[:20])
+	require.ErrorIs(t, err, rpma.ErrInvalidArgument)
+	d[20] = 0
+	_, err = mr.RemoteFromDescriptor(d)
+	require.ErrorIs(t, err, rpma.ErrInvalidArgument, "usage 0")
+	d[20] = 0x80 // unknown combinations are not checked, as in librpma
+	_, err = mr.RemoteFromDescriptor(d)
+	require.NoError(t, err)
+
+	var m *mr.Local
+	require.NoError(t, m.Dereg())
+	require.Equal(t, [21]byte{}, m.Descriptor())
+	require.Nil(t, m.Bytes())
+	_, err = mr.Reg(nil, make([]byte, 8), mr.UsageSend)
+	require.ErrorIs(t, err, rpma.ErrInvalidArgument)
+}
+
+func FuzzRemoteFromDescriptor(f *testing.F) {
+	f.Add(descriptor(1, 2, 3, 4))
+	f.Add([]byte{})
+	f.Fuzz(func(t *testing.T, b []byte) {
+		r, err := mr.RemoteFromDescriptor(b)
+		if len(b) < 21 || b[20] == 0 {
+			require.ErrorIs(t, err, rpma.ErrInvalidArgument)
+			return
+		}
+		require.NoError(t, err)
+		require.Equal(t, binary.LittleEndian.Uint64(b[8:]), r.Size())
+		require.Equal(t, mr.Usage(b[20]), r.Usage())
+	})
+}
+
+// librpmaDecode decodes descriptors given in hex on the command line with
+// librpma and prints, for each, the return code, size and flush type.
+const librpmaDecode = `#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <librpma.h>
+int main(int argc, char **argv) {
+	for (int i = 1; i < argc; i++) {
+		unsigned char d[64]; size_t n = strlen(argv[i]) / 2;
+		for (size_t j = 0; j < n; j++) sscanf(argv[i] + 2*j, "%2hhx", &d[j]);
+		struct rpma_mr_remote *r = NULL;
+		int ret = rpma_mr_remote_from_descriptor(d, n, &r);
+		size_t size = 0; int ft = -1;
+		if (!ret) { rpma_mr_remote_get_size(r, &size); rpma_mr_remote_get_flush_type(r, &ft); rpma_mr_remote_delete(&r); }
+		printf("%d %zu %d\n", ret, size, ft);
+	}
+	return 0;
+}
+`
+
+// buildC compiles a C program against librpma (Debian's librpma-dev).
+func buildC(t *testing.T, src string) string {
+	t.Helper()
+	cc, err := exec.LookPath("cc")
+	if err != nil || !fileExists("/usr/include/librpma.h") {
+		if rdmatest.Required() {
+			t.Fatalf("the test environment must have cc and librpma-dev (cc: %v)", err)
+		}
+		t.Skip("needs cc and librpma-dev")
+	}
+	dir := t.TempDir()
+	c := filepath.Join(dir, "p.c")
+	require.NoError(t, os.WriteFile(c, []byte(src), 0o644))
+	bin := filepath.Join(dir, "p")
+	out, err := exec.Command(cc, "-o", bin, c, "-lrpma").CombinedOutput()
+	require.NoError(t, err, "%s", out)
+	return bin
+}
+
+// TestDescriptorDecodesLikeLibrpma feeds the same descriptors to C
+// librpma and to RemoteFromDescriptor.
+func TestDescriptorDecodesLikeLibrpma(t *testing.T) {
+	bin := buildC(t, librpmaDecode)
+	inputs := [][]byte{
+		descriptor(0x1000, 4096, 7, byte(mr.UsageWriteDst)),
+		descriptor(0xdeadbeef000, 1<<40, 0xffffffff, byte(mr.UsageFlushVisibility|mr.UsageReadSrc)),
+		descriptor(1, 2, 3, byte(mr.UsageFlushPersistent|mr.UsageFlushVisibility)),
+		descriptor(1, 2, 3, 0),                  // usage 0
+		descriptor(1, 2, 3, 0xff)[:20],          // short
+		append(descriptor(9, 8, 7, 0x30), 1, 2), // longer
+	}
+	args := make([]string, len(inputs))
+	for i, in := range inputs {
+		args[i] = hex.EncodeToString(in)
+	}
+	out, err := exec.Command(bin, args...).CombinedOutput()
+	require.NoError(t, err, "%s", out)
+	var want strings.Builder
+	for _, in := range inputs {
+		r, err := mr.RemoteFromDescriptor(in)
+		if err != nil {
+			code, _ := rpma.CodeOf(err)
+			fmt.Fprintf(&want, "%d 0 -1\n", code)
+			continue
+		}
+		fmt.Fprintf(&want, "0 %d %d\n", r.Size(), r.FlushType())
+	}
+	require.Equal(t, want.String(), string(out))
+}
+
+func fileExists(p string) bool { _, err := os.Stat(p); return err == nil }

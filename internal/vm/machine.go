@@ -36,6 +36,15 @@ var pmemModules = []string{
 
 // Prepare finds (or fetches) the kernel and builds (or reuses) the
 // initramfs that cfg needs. Nothing boots yet.
+//
+// The guest agent is the calling executable itself, so a program that
+// boots VMs with Prepare and Start must begin like cmd/rxevm:
+//
+//	if vm.IsGuestAgent(os.Args) {
+//		vm.GuestMain(os.Args[2])
+//	}
+//
+// (a test binary does it in TestMain).
 func Prepare(cfg Config) (*Prepared, error) {
 	cfg.setDefaults()
 	qemu, err := exec.LookPath(qemuBinary)

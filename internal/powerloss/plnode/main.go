@@ -1,0 +1,348 @@
+// Command plnode is the program the power-loss test's VMs run.
+//
+//	plnode server -rounds R -per-round N
+//	plnode client -mode ack-on-flush|ack-on-post -peer ADDR -rounds R -per-round N
+//
+// The server maps the VM's NVDIMM ($RPMA_TEST_PMEM, Device DAX), first
+// prints which records of earlier rounds it finds there ("HAVE round
+// ranges", "-" for none), registers the memory for remote writes and
+// persistent flushes, declares direct write to pmem, prints "READY" and
+// serves one connection: the MR and peer-cfg descriptors go in its private
+// data. The client connects (retrying while no server listens), prints
+// "ROUND r", then writes numbered records, each followed by a persistent
+// flush, and prints "ACK r seq" when a record counts as acknowledged: when
+// its flush completes (ack-on-flush), or when it was posted (ack-on-post,
+// the negative control). When the connection breaks (the server lost
+// power) it goes on with the next round.
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/gorpma/rpma/conn"
+	"github.com/gorpma/rpma/cq"
+	"github.com/gorpma/rpma/ep"
+	"github.com/gorpma/rpma/internal/powerloss"
+	"github.com/gorpma/rpma/mr"
+	"github.com/gorpma/rpma/peer"
+	"github.com/gorpma/rpma/pmem"
+	"github.com/gorpma/rpma/rpma"
+)
+
+const port = "7204"
+
+func main() {
+	if len(os.Args) < 2 {
+		fatal("usage: plnode server|client [flags]")
+	}
+	fs := flag.NewFlagSet(os.Args[1], flag.ExitOnError)
+	rounds := fs.Int("rounds", 20, "rounds (kill points)")
+	perRound := fs.Int("per-round", 2000, "records a round may write")
+	mode := fs.String("mode", "ack-on-flush", "client: ack-on-flush or ack-on-post")
+	peerIP := fs.String("peer", "", "client: the server's address")
+	fs.Parse(os.Args[2:])
+	var err error
+	switch os.Args[1] {
+	case "server":
+		err = server(*rounds, *perRound)
+	case "client":
+		err = client(*peerIP, *mode, *rounds, *perRound)
+	default:
+		err = fmt.Errorf("unknown role %q", os.Args[1])
+	}
+	if err != nil {
+		fatal("plnode %s: %v", os.Args[1], err)
+	}
+}
+
+func fatal(format string, args ...any) {
+	fmt.Fprintf(os.Stderr, format+"\n", args...)
+	os.Exit(1)
+}
+
+// ranges formats sorted seqs as "a-b,c,d-e" ("-" when empty).
+func ranges(seqs []uint32) string {
+	if len(seqs) == 0 {
+		return "-"
+	}
+	var b strings.Builder
+	for i := 0; i < len(seqs); {
+		j := i
+		for j+1 < len(seqs) && seqs[j+1] == seqs[j]+1 {
+			j++
+		}
+		if b.Len() > 0 {
+			b.WriteByte(',')
+		}
+		if i == j {
+			fmt.Fprintf(&b, "%d", seqs[i])
+		} else {
+			fmt.Fprintf(&b, "%d-%d", seqs[i], seqs[j])
+		}
+		i = j + 1
+	}
+	return b.String()
+}
+
+func server(rounds, perRound int) error {
+	ip, path := os.Getenv("RPMA_TEST_IP"), os.Getenv("RPMA_TEST_PMEM")
+	if ip == "" || path == "" {
+		return errors.New("needs RPMA_TEST_IP and RPMA_TEST_PMEM (run in rxevm -pmem)")
+	}
+	region, err := pmem.Map(path, 0)
+	if err != nil {
+		return err
+	}
+	defer region.Close()
+	size := rounds * perRound * powerloss.RecordSize
+	if region.Len() < size {
+		return fmt.Errorf("%s holds %d bytes, the rounds need %d", path, region.Len(), size)
+	}
+	mem := region.Bytes()[:size]
+	for r := 0; r < rounds; r++ {
+		var have []uint32
+		for s := 0; s < perRound; s++ {
+			off := powerloss.Offset(uint32(r), uint32(s), perRound)
+			rec, err := powerloss.Parse(mem[off:])
+			if err == nil && rec.Round == uint32(r) && rec.Seq == uint32(s) {
+				have = append(have, uint32(s))
+			}
+		}
+		fmt.Printf("HAVE %d %s\n", r, ranges(have))
+	}
+
+	dev, err := peer.DeviceForAddress(ip, rpma.IbvContextLocal)
+	if err != nil {
+		return err
+	}
+	defer dev.Close()
+	p, err := peer.New(dev)
+	if err != nil {
+		return err
+	}
+	defer p.Close()
+	m, err := mr.Reg(p, mem, mr.UsageWriteDst|mr.UsageReadSrc|mr.UsageFlushPersistent|mr.UsageFlushVisibility)
+	if err != nil {
+		return err
+	}
+	defer m.Dereg()
+	e, err := ep.Listen(p, ip, port)
+	if err != nil {
+		return err
+	}
+	desc := m.Descriptor()
+	pcfg := peer.Cfg{DirectWriteToPMem: true}.Descriptor()
+	pdata := append(desc[:], pcfg[:]...)
+	fmt.Println("READY")
+
+	// One connection: a client that reconnects must find the next server.
+	req, err := e.NextConnReq(context.Background(), nil)
+	if err != nil {
+		return err
+	}
+	e.Shutdown()
+	c, err := req.Connect(pdata)
+	if err != nil {
+		return err
+	}
+	defer c.Close()
+	for {
+		ev, err := c.NextEvent(context.Background())
+		if err != nil || ev == rpma.ConnClosed || ev == rpma.ConnLost {
+			c.Disconnect()
+			return nil
+		}
+	}
+}
+
+// connect connects to the server, retrying while none listens.
+func connect(p *peer.Peer, ip string, cfg *conn.Config) (*conn.Conn, error) {
+	deadline := time.Now().Add(3 * time.Minute)
+	for {
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		c, err := tryConnect(ctx, p, ip, cfg)
+		cancel()
+		if err == nil {
+			return c, nil
+		}
+		if time.Now().After(deadline) {
+			return nil, err
+		}
+		time.Sleep(300 * time.Millisecond)
+	}
+}
+
+func tryConnect(ctx context.Context, p *peer.Peer, ip string, cfg *conn.Config) (*conn.Conn, error) {
+	req, err := conn.NewRequest(ctx, p, ip, port, cfg)
+	if err != nil {
+		return nil, err
+	}
+	c, err := req.Connect(nil)
+	if err != nil {
+		return nil, err
+	}
+	ev, err := c.NextEvent(ctx)
+	if err == nil && ev != rpma.ConnEstablished {
+		err = fmt.Errorf("connection %v", ev)
+	}
+	if err != nil {
+		c.Close()
+		return nil, err
+	}
+	return c, nil
+}
+
+func client(ip, mode string, rounds, perRound int) error {
+	if mode != "ack-on-flush" && mode != "ack-on-post" {
+		return fmt.Errorf("mode %q", mode)
+	}
+	dev, err := peer.DeviceForAddress(ip, rpma.IbvContextRemote)
+	if err != nil {
+		return err
+	}
+	defer dev.Close()
+	p, err := peer.New(dev)
+	if err != nil {
+		return err
+	}
+	defer p.Close()
+	buf, err := pmem.Alloc(perRound * powerloss.RecordSize)
+	if err != nil {
+		return err
+	}
+	defer buf.Close()
+	src, err := mr.Reg(p, buf.Bytes(), mr.UsageWriteSrc)
+	if err != nil {
+		return err
+	}
+	defer src.Dereg()
+	cfg := conn.DefaultConfig()
+	cfg.SQSize, cfg.CQSize = 64, 64
+	// rxe retries forever with librpma's retry count of 7: a small count
+	// makes a dead server end the round with a failed completion.
+	cfg.RetryCount = 2
+	for r := 0; r < rounds; r++ {
+		c, err := connect(p, ip, cfg)
+		if err != nil {
+			return err
+		}
+		fmt.Printf("ROUND %d\n", r)
+		err = writeRound(c, src, buf.Bytes(), uint32(r), perRound, mode == "ack-on-post")
+		fmt.Printf("BROKEN %d %v\n", r, err)
+		closeBounded(c)
+	}
+	fmt.Println("FINISHED")
+	return nil
+}
+
+func closeBounded(c *conn.Conn) {
+	done := make(chan struct{})
+	go func() {
+		c.Disconnect()
+		c.Close()
+		close(done)
+	}()
+	select {
+	case <-done:
+	case <-time.After(10 * time.Second):
+	}
+}
+
+// writeRound writes records until the connection breaks; it keeps up to
+// window write+flush pairs in flight.
+func writeRound(c *conn.Conn, src *mr.Local, b []byte, round uint32, perRound int, ackOnPost bool) error {
+	pd := c.PrivateData()
+	if len(pd) < mr.DescriptorSize+peer.CfgDescriptorSize {
+		return errors.New("short private data")
+	}
+	rem, err := mr.RemoteFromDescriptor(pd[:mr.DescriptorSize])
+	if err != nil {
+		return err
+	}
+	pcfg, err := peer.CfgFromDescriptor(pd[mr.DescriptorSize:])
+	if err != nil {
+		return err
+	}
+	if err := c.ApplyRemotePeerCfg(pcfg); err != nil {
+		return err
+	}
+	const window = 16 // pairs: 32 of the 64 send-queue slots
+	q := c.CQ()
+	wcs := make([]cq.WC, 32)
+	inflight, next := 0, 0
+	for next < perRound || inflight > 0 {
+		for inflight < window && next < perRound {
+			off := next * powerloss.RecordSize
+			powerloss.Record{Round: round, Seq: uint32(next)}.Put(b[off:])
+			dst := powerloss.Offset(round, uint32(next), perRound)
+			if err := c.WriteAndFlush(rem, dst, src, off, powerloss.RecordSize,
+				rpma.FlushPersistent, rpma.CompletionAlways, uint64(next)); err != nil {
+				return err
+			}
+			if ackOnPost {
+				fmt.Printf("ACK %d %d\n", round, next)
+			}
+			inflight++
+			next++
+		}
+		n, err := q.GetWC(wcs)
+		if errors.Is(err, rpma.ErrNoCompletion) {
+			ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+			err = q.Wait(ctx)
+			cancel()
+			if err != nil {
+				return err
+			}
+			continue
+		}
+		if err != nil {
+			return err
+		}
+		for _, wc := range wcs[:n] {
+			if err := wc.Err(); err != nil {
+				return err
+			}
+			if !ackOnPost {
+				fmt.Printf("ACK %d %d\n", round, wc.OpContext)
+			}
+			inflight--
+		}
+	}
+	fmt.Printf("DONE %d\n", round)
+	// Nothing more to write this round. A powered-off server sends no
+	// event, so probe it with a flush every 300 ms until one fails.
+	dst := powerloss.Offset(round, 0, perRound)
+	for {
+		time.Sleep(300 * time.Millisecond)
+		if err := c.Flush(rem, dst, powerloss.RecordSize, rpma.FlushPersistent, rpma.CompletionAlways, uint64(perRound)); err != nil {
+			return err
+		}
+		for {
+			n, err := q.GetWC(wcs[:1])
+			if errors.Is(err, rpma.ErrNoCompletion) {
+				ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+				err = q.Wait(ctx)
+				cancel()
+				if err != nil {
+					return err
+				}
+				continue
+			}
+			if err != nil {
+				return err
+			}
+			if n == 1 {
+				if err := wcs[0].Err(); err != nil {
+					return err
+				}
+				break
+			}
+		}
+	}
+}

@@ -1,0 +1,266 @@
+//go:build linux && vmhost
+
+package powerloss
+
+import (
+	"bufio"
+	"fmt"
+	"io"
+	"math/rand/v2"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/gorpma/rpma/internal/vm"
+)
+
+// Parameters of the test. Each kill point costs one server boot (~8 s under
+// TCG) plus the writes before the kill.
+const (
+	killPoints      = 20           // kill points of the real test
+	controlRounds   = 5            // kill points of the negative control
+	perRound        = 2000         // records a round may write
+	pmemSize        = 64 << 20     // the NVDIMM; perRound*RecordSize*rounds must fit
+	wireDelay       = "delay 20ms" // netem on each NIC: writes stay in flight
+	roundTimeout    = 3 * time.Minute
+	maxAckedPerKill = perRound / 2
+)
+
+// lines turns a VM's stdout into a channel of lines.
+type lines struct {
+	w       *io.PipeWriter
+	ch      chan string
+	pending []string // lines read ahead by drain, not consumed
+}
+
+func newLines(t *testing.T, name string) *lines {
+	r, w := io.Pipe()
+	l := &lines{w: w, ch: make(chan string, 4096)}
+	go func() {
+		sc := bufio.NewScanner(r)
+		for sc.Scan() {
+			t.Logf("%s: %s", name, sc.Text())
+			l.ch <- sc.Text()
+		}
+		close(l.ch)
+	}()
+	return l
+}
+
+// logWriter sends a VM's stderr to the test log, line by line.
+func logWriter(t *testing.T, name string) io.Writer {
+	return newLines(t, name).w
+}
+
+// next returns the next line with one of the prefixes, or fails at d.
+func (l *lines) next(t *testing.T, d time.Duration, prefixes ...string) string {
+	t.Helper()
+	timer := time.NewTimer(d)
+	defer timer.Stop()
+	for {
+		var s string
+		ok := true
+		if len(l.pending) > 0 {
+			s, l.pending = l.pending[0], l.pending[1:]
+		} else {
+			select {
+			case s, ok = <-l.ch:
+			case <-timer.C:
+				t.Fatalf("no %v within %v", prefixes, d)
+			}
+		}
+		{
+			require.True(t, ok, "output ended while waiting for %v", prefixes)
+			for _, p := range prefixes {
+				if strings.HasPrefix(s, p) {
+					return s
+				}
+			}
+		}
+	}
+}
+
+// TestMain lets this test binary serve as the VMs' guest agent.
+func TestMain(m *testing.M) {
+	if vm.IsGuestAgent(os.Args) {
+		vm.GuestMain(os.Args[2])
+	}
+	os.Exit(m.Run())
+}
+
+func buildPlnode(t *testing.T) string {
+	bin := filepath.Join(t.TempDir(), "plnode")
+	out, err := exec.Command("go", "build", "-race=false", "-o", bin, "./plnode").CombinedOutput()
+	require.NoError(t, err, string(out))
+	return bin
+}
+
+// roundResult is what one kill point left behind.
+type roundResult struct {
+	acked    map[uint32]bool // seqs the client acknowledged
+	survived map[uint32]bool // seqs the next server found valid
+}
+
+// phase runs rounds kill points with the client in mode (ack-on-flush or
+// ack-on-post) and returns each round's result.
+func phase(t *testing.T, p *vm.Prepared, plnode, mode string, rounds int) []roundResult {
+	nv := filepath.Join(t.TempDir(), "nvdimm.img")
+	w, err := vm.NewWire(wireDelay)
+	require.NoError(t, err)
+	res := make([]roundResult, rounds)
+	for i := range res {
+		res[i] = roundResult{acked: map[uint32]bool{}, survived: map[uint32]bool{}}
+	}
+	args := []string{"-rounds", strconv.Itoa(rounds), "-per-round", strconv.Itoa(perRound)}
+
+	clientOut := newLines(t, mode+" client")
+	client, err := p.Start(vm.Node{Index: 1, Wire: w, Stdout: clientOut.w, Stderr: logWriter(t, mode+" client stderr"),
+		Argv: append([]string{plnode, "client", "-mode", mode, "-peer", vm.NodeIP(0)}, args...)})
+	require.NoError(t, err)
+	defer client.Close()
+
+	var mu sync.Mutex
+	acked := func(round, seq uint32) {
+		mu.Lock()
+		res[round].acked[seq] = true
+		mu.Unlock()
+	}
+	rng := rand.New(rand.NewPCG(uint64(time.Now().UnixNano()), 7))
+	for k := 0; k <= rounds; k++ {
+		serverOut := newLines(t, fmt.Sprintf("%s server %d", mode, k))
+		server, err := p.Start(vm.Node{Index: 0, Wire: w, Stdout: serverOut.w, Stderr: logWriter(t, fmt.Sprintf("%s server %d stderr", mode, k)),
+			PMem: vm.PMem{Size: pmemSize, File: nv, Mode: "devdax"},
+			Argv: append([]string{plnode, "server"}, args...)})
+		require.NoError(t, err)
+		// The fresh server first reports what survived of earlier rounds.
+		for {
+			s := serverOut.next(t, roundTimeout, "HAVE ", "READY")
+			if s == "READY" {
+				break
+			}
+			var r uint32
+			var ranges string
+			_, err := fmt.Sscanf(s, "HAVE %d %s", &r, &ranges)
+			require.NoError(t, err, s)
+			if int(r) < rounds {
+				for _, seq := range parseRanges(t, ranges) {
+					res[r].survived[seq] = true
+				}
+			}
+		}
+		if k == rounds {
+			server.Close()
+			break
+		}
+		target := 1 + rng.IntN(maxAckedPerKill)
+		require.Equal(t, fmt.Sprintf("ROUND %d", k), clientOut.next(t, roundTimeout, "ROUND "))
+		for n := 0; n < target; {
+			s := clientOut.next(t, roundTimeout, "ACK ", "DONE ")
+			if strings.HasPrefix(s, "DONE ") {
+				break
+			}
+			var r, seq uint32
+			_, err := fmt.Sscanf(s, "ACK %d %d", &r, &seq)
+			require.NoError(t, err, s)
+			require.EqualValues(t, k, r, s)
+			acked(r, seq)
+			n++
+		}
+		server.Kill() // power loss
+		server.Close()
+		// Acknowledgements already in the pipe count too: they were given
+		// before the kill took effect.
+		drain(clientOut, acked)
+	}
+	return res
+}
+
+// drain consumes the ACK lines already written.
+func drain(l *lines, acked func(r, s uint32)) {
+	for {
+		select {
+		case s, ok := <-l.ch:
+			if !ok {
+				return
+			}
+			var r, seq uint32
+			if _, err := fmt.Sscanf(s, "ACK %d %d", &r, &seq); err == nil {
+				acked(r, seq)
+			} else {
+				l.pending = append(l.pending, s)
+			}
+		case <-time.After(200 * time.Millisecond):
+			return
+		}
+	}
+}
+
+func parseRanges(t *testing.T, s string) []uint32 {
+	var out []uint32
+	if s == "-" {
+		return out
+	}
+	for _, part := range strings.Split(s, ",") {
+		a, b, found := strings.Cut(part, "-")
+		lo, err := strconv.ParseUint(a, 10, 32)
+		require.NoError(t, err, s)
+		hi := lo
+		if found {
+			hi, err = strconv.ParseUint(b, 10, 32)
+			require.NoError(t, err, s)
+		}
+		for v := lo; v <= hi; v++ {
+			out = append(out, uint32(v))
+		}
+	}
+	return out
+}
+
+func TestPowerLoss(t *testing.T) {
+	require.LessOrEqual(t, (killPoints+1)*perRound*RecordSize, pmemSize)
+	plnode := buildPlnode(t)
+	p, err := vm.Prepare(vm.Config{Log: os.Stderr, Timeout: 30 * time.Minute})
+	require.NoError(t, err)
+
+	var lost, survivedUnacked, ackedTotal int
+	for r, rr := range phase(t, p, plnode, "ack-on-flush", killPoints) {
+		var l, u int
+		for seq := range rr.acked {
+			if !rr.survived[seq] {
+				l++
+			}
+		}
+		for seq := range rr.survived {
+			if !rr.acked[seq] {
+				u++
+			}
+		}
+		t.Logf("kill point %d: %d acknowledged, %d survived, %d acknowledged lost, %d unacknowledged survived",
+			r, len(rr.acked), len(rr.survived), l, u)
+		require.NotEmpty(t, rr.acked, "kill point %d acknowledged nothing", r)
+		lost, survivedUnacked, ackedTotal = lost+l, survivedUnacked+u, ackedTotal+len(rr.acked)
+	}
+	t.Logf("ack-on-flush: %d kill points, %d records acknowledged, %d lost, %d unacknowledged survived",
+		killPoints, ackedTotal, lost, survivedUnacked)
+	require.Zero(t, lost, "acknowledged records lost")
+
+	// Negative control: acknowledging at post time must lose records.
+	var ctlLost, ctlAcked int
+	for _, rr := range phase(t, p, plnode, "ack-on-post", controlRounds) {
+		for seq := range rr.acked {
+			if !rr.survived[seq] {
+				ctlLost++
+			}
+		}
+		ctlAcked += len(rr.acked)
+	}
+	t.Logf("negative control (ack-on-post): %d kill points, %d acknowledged, %d lost", controlRounds, ctlAcked, ctlLost)
+	require.Positive(t, ctlLost, "the negative control lost nothing: the test cannot tell durable from not")
+}

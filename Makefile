@@ -6,6 +6,14 @@
 #               on kernels 6.12 and 6.1, and the tests that boot VMs
 .PHONY: all demo test setup lint build rxevm clean
 
+# Native RDMA FLUSH (ibv_wr_flush) needs rdma-core 45 or newer, whose
+# libibverbs reports version 1.14.45 and up: then every go command of the
+# targets below builds with the rpma_native_flush tag. Debian 12 ships 44.
+IBVERBS_RELEASE := $(shell pkg-config --modversion libibverbs 2>/dev/null | cut -d. -f3)
+ifeq ($(shell [ "$(IBVERBS_RELEASE)" -ge 45 ] 2>/dev/null && echo yes),yes)
+export GOFLAGS += -tags=rpma_native_flush
+endif
+
 all: build
 
 setup:

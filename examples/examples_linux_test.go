@@ -26,7 +26,8 @@ func TestIntegrationExamples(t *testing.T) {
 	}
 	dir, err := filepath.Abs(dir)
 	require.NoError(t, err)
-	env := &catalog.Env{Dir: dir, Addr: ip, Port: 7304, PMem: os.Getenv(rdmatest.EnvPMem), Out: testWriter{t}}
+	env := &catalog.Env{Dir: dir, Addr: ip, Port: 7304, PMem: os.Getenv(rdmatest.EnvPMem),
+		PMemMode: os.Getenv(rdmatest.EnvPMemMode), Out: testWriter{t}}
 	for i, e := range catalog.All() {
 		t.Run(e.Name, func(t *testing.T) {
 			require.True(t, e.Available(env), "%s is not built: run scripts/build-examples.sh", e.Name)

@@ -20,14 +20,19 @@ import (
 // A Device DAX character device (/dev/daxX.Y) is mapped MAP_SHARED, whole
 // when size is 0; a given size must be a multiple of the device's
 // alignment (read from sysfs). A regular file is created if missing and
-// grown to size if shorter (size 0: its current size); it is mapped with
+// grown to size if shorter (size 0: its current size, and a missing file
+// is an error); it is mapped with
 // MAP_SHARED_VALIDATE|MAP_SYNC when the file system supports it (FsDAX),
 // else MAP_SHARED (Kind File, persisted with msync).
 func Map(path string, size int64) (*Region, error) {
 	if size < 0 {
 		return nil, rpma.Inval("pmem_map", "size %d must not be negative", size)
 	}
-	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o644)
+	flag := os.O_RDWR
+	if size > 0 {
+		flag |= os.O_CREATE // size 0 maps what exists: never create an empty file
+	}
+	f, err := os.OpenFile(path, flag, 0o644)
 	if err != nil {
 		return nil, pathError("open", err)
 	}

@@ -84,7 +84,9 @@ func TestMapPlainFile(t *testing.T) {
 }
 
 func TestMapInvalid(t *testing.T) {
-	_, err := pmem.Map(filepath.Join(t.TempDir(), "empty"), 0)
+	empty := filepath.Join(t.TempDir(), "empty")
+	require.NoError(t, os.WriteFile(empty, nil, 0o644))
+	_, err := pmem.Map(empty, 0)
 	require.ErrorIs(t, err, rpma.ErrInvalidArgument, "an empty file needs a size")
 	_, err = pmem.Map("/dev/null", 0)
 	require.ErrorIs(t, err, rpma.ErrInvalidArgument, "a character device that is not Device DAX")
@@ -92,4 +94,12 @@ func TestMapInvalid(t *testing.T) {
 	require.ErrorIs(t, err, rpma.ErrProvider, "a directory cannot be opened read-write")
 	_, err = pmem.Map("/nonexistent-dir/x", 4096)
 	require.True(t, errors.Is(err, os.ErrNotExist), "%v", err)
+}
+
+func TestMapMissingFileSizeZero(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "missing")
+	_, err := pmem.Map(path, 0)
+	require.True(t, errors.Is(err, os.ErrNotExist), "%v", err)
+	_, err = os.Stat(path)
+	require.True(t, os.IsNotExist(err), "size 0 must not create the file")
 }

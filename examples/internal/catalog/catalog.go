@@ -67,13 +67,25 @@ type Example struct {
 	Check func(server, client string) error
 }
 
+// fsdaxFails: in FsDAX mode on a device without on-demand paging, an
+// example that registers persistent memory must fail, with the error that
+// says ODP is needed.
+func (e *Example) fsdaxFails(env *Env) bool {
+	return e.PMem != nil && env.PMem != "" && env.PMemMode == "fsdax" && !env.ODP
+}
+
 // Env is where examples run.
 type Env struct {
-	Dir  string // the built binaries: <name>-server, <name>-client, <name>
-	Addr string // the RDMA address both sides use
-	Port int    // the first port; each example gets its own
-	PMem string // a persistent-memory path ("" for DRAM)
-	Out  io.Writer
+	// PMemMode is "devdax" or "fsdax" (RPMA_TEST_PMEM_MODE); ODP says the
+	// device has on-demand paging, without which FsDAX memory cannot be
+	// registered.
+	PMemMode string
+	ODP      bool
+	Dir      string // the built binaries: <name>-server, <name>-client, <name>
+	Addr     string // the RDMA address both sides use
+	Port     int    // the first port; each example gets its own
+	PMem     string // a persistent-memory path ("" for DRAM)
+	Out      io.Writer
 }
 
 // Result is the outcome of one example.
@@ -130,25 +142,45 @@ type prefixWriter struct {
 	buf    []byte
 }
 
+// Write is safe for concurrent use (a program's stdout and stderr share
+// one prefixWriter); mu also serialises the lines of several writers.
 func (p *prefixWriter) Write(b []byte) (int, error) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
 	p.buf = append(p.buf, b...)
 	for {
 		i := bytes.IndexByte(p.buf, '\n')
 		if i < 0 {
 			return len(b), nil
 		}
-		p.mu.Lock()
 		fmt.Fprintf(p.w, "%s%s\n", p.prefix, p.buf[:i])
-		p.mu.Unlock()
 		p.buf = p.buf[i+1:]
 	}
 }
 
-func start(ctx context.Context, argv []string, out *bytes.Buffer, show io.Writer) (*exec.Cmd, error) {
+func start(ctx context.Context, argv []string, out, errOut *syncBuffer, show io.Writer) (*exec.Cmd, error) {
 	cmd := exec.CommandContext(ctx, argv[0], argv[1:]...)
 	cmd.Stdout = io.MultiWriter(out, show)
-	cmd.Stderr = show
+	cmd.Stderr = io.MultiWriter(errOut, show)
 	return cmd, cmd.Start()
+}
+
+// syncBuffer is a bytes.Buffer safe for concurrent writers.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
 }
 
 // waitListening waits until something listens on addr:port through
@@ -179,11 +211,11 @@ func (e *Example) Run(env *Env, i int) Result {
 	ctx, cancel := context.WithTimeout(context.Background(), runTimeout)
 	defer cancel()
 	res := Result{Name: e.Name}
-	var sout, cout bytes.Buffer
+	var sout, cout, serr, cerr syncBuffer
 	var srv *exec.Cmd
 	if e.Server != nil {
 		var err error
-		srv, err = start(ctx, e.argv(env, "server", port), &sout, show("[server] "))
+		srv, err = start(ctx, e.argv(env, "server", port), &sout, &serr, show("[server] "))
 		if err != nil {
 			res.Err = err
 			return res
@@ -194,7 +226,7 @@ func (e *Example) Run(env *Env, i int) Result {
 	if e.Server == nil {
 		prefix = "  "
 	}
-	cli, err := start(ctx, e.argv(env, "client", port), &cout, show(prefix))
+	cli, err := start(ctx, e.argv(env, "client", port), &cout, &cerr, show(prefix))
 	if err == nil {
 		err = cli.Wait()
 		if err != nil {
@@ -213,6 +245,22 @@ func (e *Example) Run(env *Env, i int) Result {
 		err = errors.Join(err, fmt.Errorf("timed out after %v", runTimeout))
 	}
 	res.Server, res.Client = sout.String(), cout.String()
+	if e.fsdaxFails(env) {
+		// Without on-demand paging (rxe has none) FsDAX memory cannot be
+		// registered: the example must stop with the library's error
+		// saying so, not pass and not fail some other way.
+		stderr := serr.String() + cerr.String()
+		switch {
+		case err == nil:
+			err = errors.New("FsDAX memory registered on a device without ODP: expected the registration to fail")
+		case !strings.Contains(stderr, "ODP"):
+			err = fmt.Errorf("expected the FsDAX registration error naming ODP, got %v", err)
+		default:
+			err = nil
+		}
+		res.Err = err
+		return res
+	}
 	if err == nil && e.Check != nil {
 		err = e.Check(res.Server, res.Client)
 	}

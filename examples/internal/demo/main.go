@@ -22,6 +22,8 @@ func main() {
 	flag.StringVar(&env.Addr, "addr", os.Getenv("RPMA_TEST_IP"), "RDMA address for servers and clients")
 	flag.IntVar(&env.Port, "port", 7204, "first port (each example gets its own)")
 	flag.StringVar(&env.PMem, "pmem", os.Getenv("RPMA_TEST_PMEM"), "persistent memory path (empty: DRAM)")
+	flag.StringVar(&env.PMemMode, "pmem-mode", os.Getenv("RPMA_TEST_PMEM_MODE"), "devdax or fsdax")
+	flag.BoolVar(&env.ODP, "odp", false, "the device has on-demand paging (FsDAX memory can be registered)")
 	flag.Parse()
 	if env.Addr == "" {
 		fmt.Fprintln(os.Stderr, "demo: no address: give -addr or run inside rxevm")

@@ -7,7 +7,8 @@
 #            Device DAX; a skip is a failure there;
 #   vm-6.1   the same on the 6.1 kernel (atomic write emulated), with the
 #            NVDIMM as FsDAX (ext4 -o dax);
-#   vmhost   tests that boot VMs themselves (build tag vmhost), on the host.
+#   vmhost   tests that boot VMs themselves (build tag vmhost), on the host:
+#            the harness's own tests and the power-loss test.
 # Every tier runs even if an earlier one failed; the last line sums them.
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -45,7 +46,9 @@ vm() {
 		"$summary" -tier "vm-$kernel" -no-skips -tally "$tally"
 }
 vmhost() {
-	go test -tags vmhost -count=1 -timeout 30m -json ./cmd/... ./internal/vm/... 2>&1 |
+	# One package at a time: the harness tests and the power-loss test each
+	# boot VMs, and two VMs per core make TCG crawl.
+	go test -tags vmhost -p 1 -count=1 -timeout 40m -json ./cmd/... ./internal/vm/... ./internal/powerloss/... 2>&1 |
 		"$summary" -tier vmhost -no-skips -tally "$tally"
 }
 

@@ -81,4 +81,3 @@ func (s *SRQ) RCQ() *cq.CQ {
 // matching [rpma.ErrProvider] and EBUSY, and the SRQ stays usable. Close
 // is idempotent and nil-safe.
 func (s *SRQ) Close() error { return s.core().Close() }
-

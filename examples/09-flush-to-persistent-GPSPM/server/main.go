@@ -122,11 +122,11 @@ func run(addr, port, path string) (err error) {
 	defer closeLater(&err, "ep.Endpoint.Shutdown", e.Shutdown)
 
 	// register the memory (on rxe, FsDAX memory fails here: it needs ODP)
-	usage := mr.UsageWriteDst | mr.UsageFlushVisibility
+	mrUsage := mr.UsageWriteDst | mr.UsageFlushVisibility
 	if isPMem {
-		usage = mr.UsageWriteDst | mr.UsageFlushPersistent
+		mrUsage = mr.UsageWriteDst | mr.UsageFlushPersistent
 	}
-	m, err := mr.Reg(p, mem, usage)
+	m, err := mr.Reg(p, mem, mrUsage)
 	if err != nil {
 		return fmt.Errorf("mr.Reg(%s): %w", region.Kind(), err)
 	}

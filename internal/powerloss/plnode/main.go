@@ -163,7 +163,7 @@ func server(rounds, perRound int) error {
 
 // connect connects to the server, retrying while none listens.
 func connect(p *peer.Peer, ip string, cfg *conn.Config) (*conn.Conn, error) {
-	deadline := time.Now().Add(3 * time.Minute)
+	deadline := time.Now().Add(6 * time.Minute)
 	for {
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 		c, err := tryConnect(ctx, p, ip, cfg)

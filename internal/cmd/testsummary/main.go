@@ -6,8 +6,8 @@
 // It exits non-zero when a test or a package failed, when fewer than -min
 // tests passed, or (with -no-skips) when any test was skipped: in the VM
 // tier a skip means RDMA was missing, which must never pass silently.
-// With -tally FILE it appends the counts to FILE; with -total FILE it only
-// prints the sum of a tally file.
+// With -tally FILE it appends the counts and the failed names to FILE; with
+// -total FILE it only prints the failed names and the sum of a tally file.
 package main
 
 import (
@@ -17,6 +17,7 @@ import (
 	"fmt"
 	"os"
 	"sort"
+	"strings"
 )
 
 type event struct {
@@ -100,6 +101,17 @@ func main() {
 	if *tally != "" {
 		if f, err := os.OpenFile(*tally, os.O_APPEND|os.O_CREATE|os.O_WRONLY, 0o644); err == nil {
 			fmt.Fprintf(f, "%d %d %d\n", passed, failed+len(pkgs), skipped)
+			for _, n := range failedNames {
+				fmt.Fprintf(f, "failed %s: %s\n", *tier, n)
+			}
+			for _, p := range pkgs {
+				fmt.Fprintf(f, "failed %s: package %s\n", *tier, p)
+			}
+			if *noSkips {
+				for _, n := range skippedNames {
+					fmt.Fprintf(f, "failed %s: skipped %s\n", *tier, n)
+				}
+			}
 			f.Close()
 		}
 	}
@@ -117,12 +129,22 @@ func printTotal(path string) int {
 	}
 	defer f.Close()
 	var p, fl, s int
+	var names []string
 	sc := bufio.NewScanner(f)
 	for sc.Scan() {
+		line := sc.Text()
+		if strings.HasPrefix(line, "failed ") {
+			names = append(names, line)
+			continue
+		}
 		var a, b, c int
-		if _, err := fmt.Sscan(sc.Text(), &a, &b, &c); err == nil {
+		if _, err := fmt.Sscan(line, &a, &b, &c); err == nil {
 			p, fl, s = p+a, fl+b, s+c
 		}
+	}
+	// Repeated here so that the last lines of a long log name what failed.
+	for _, n := range names {
+		fmt.Println(n)
 	}
 	fmt.Printf("total: %d passed, %d failed, %d skipped\n", p, fl, s)
 	if fl > 0 {

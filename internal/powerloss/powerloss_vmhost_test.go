@@ -76,12 +76,10 @@ func (l *lines) next(t *testing.T, d time.Duration, prefixes ...string) string {
 				t.Fatalf("no %v within %v", prefixes, d)
 			}
 		}
-		{
-			require.True(t, ok, "output ended while waiting for %v", prefixes)
-			for _, p := range prefixes {
-				if strings.HasPrefix(s, p) {
-					return s
-				}
+		require.True(t, ok, "output ended while waiting for %v", prefixes)
+		for _, p := range prefixes {
+			if strings.HasPrefix(s, p) {
+				return s
 			}
 		}
 	}

@@ -181,16 +181,24 @@ func (q *CQ) Wait(ctx context.Context) error {
 			return q
 		}
 		return nil
+	}, func() *CQ {
+		if q.fill() {
+			return q
+		}
+		return nil
 	}, nil)
 }
 
 // waitCompletion waits on w for an event of channel ch, which find maps
 // to one of its CQs; that CQ is acknowledged and re-armed, and stored in
 // *got when got is not nil. With ev, the wait ends with a ConnEventError
-// once the connection has a terminal event and no completion event is
-// pending.
+// once the connection has a terminal event, no completion event is
+// pending and leftover finds no completion in the CQs: a completion the
+// provider queued before the disconnect may be announced after it (rxe
+// 6.1 raises the event from a tasklet), and it must not be lost behind
+// the ConnEventError. leftover returns the CQ holding one, or nil.
 func waitCompletion(ctx context.Context, op string, w *waiter, ch *ibv.CompChannel, ev *connEvents,
-	find func(*ibv.CQ) *CQ, got **CQ) error {
+	find func(*ibv.CQ) *CQ, leftover func() *CQ, got **CQ) error {
 	var (
 		res  error
 		done bool
@@ -219,7 +227,14 @@ func waitCompletion(ctx context.Context, op string, w *waiter, ch *ibv.CompChann
 			return true
 		}
 		if e, ok := ev.terminal(); ok {
-			done, res = true, &rpma.ConnEventError{Event: e}
+			done = true
+			if c := leftover(); c != nil {
+				if got != nil {
+					*got = c
+				}
+				return true
+			}
+			res = &rpma.ConnEventError{Event: e}
 			return true
 		}
 		return false
@@ -315,6 +330,20 @@ func (q *CQ) reap() bool {
 	}
 	q.stash = q.stash[:len(q.stash)+n]
 	return true
+}
+
+// fill polls what the CQ holds into the stash and reports whether the
+// stash holds any of the caller's completions. A poll error is left for
+// GetWC to report.
+func (q *CQ) fill() bool {
+	q.pmu.Lock()
+	defer q.pmu.Unlock()
+	if free := q.stash[len(q.stash):cap(q.stash)]; len(free) > 0 {
+		if n, err := q.poll("cq_wait", free); err == nil {
+			q.stash = q.stash[:len(q.stash)+n]
+		}
+	}
+	return len(q.stash) > 0
 }
 
 // pending reports whether reaped completions wait in the stash.

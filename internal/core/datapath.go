@@ -518,6 +518,14 @@ func (c *Conn) wait(ctx context.Context, op string) (*CQ, bool, error) {
 			return c.q.rcq
 		}
 		return nil
+	}, func() *CQ {
+		switch {
+		case c.q.cq.fill():
+			return c.q.cq
+		case c.q.rcq != nil && c.q.rcq.fill():
+			return c.q.rcq
+		}
+		return nil
 	}, &got)
 	if err != nil {
 		return nil, false, err

@@ -20,60 +20,29 @@ import (
 	"github.com/gorpma/rpma/rpma"
 )
 
-// timeout bounds each attempt to connect, and the wait for the server to
-// hang up (librpma's examples wait forever).
-const timeout = 60 * time.Second
-
 func main() {
-	if len(os.Args) < 3 {
-		fmt.Fprintf(os.Stderr, "usage: %s <addr> <port>\n", os.Args[0])
-		os.Exit(255)
-	}
-	// as librpma's examples: the library's INFO messages and above on stderr
-	_ = rpma.SetLogThreshold(rpma.LogThresholdPrimary, rpma.LogInfo)
-	_ = rpma.SetLogThreshold(rpma.LogThresholdAux, rpma.LogInfo)
-
-	if err := run(os.Args[1], os.Args[2]); err != nil {
-		fmt.Fprintf(os.Stderr, "%s: %v\n", os.Args[0], err)
-		os.Exit(255)
-	}
+	common.Start(3, "usage: %s <addr> <port>\n")
+	common.Exit(run(os.Args[1], os.Args[2]))
 }
 
 func run(addr, port string) (err error) {
-	dev, err := peer.DeviceForAddress(addr, rpma.IbvContextRemote)
+	p, closePeer, err := common.PeerViaAddress(addr, rpma.IbvContextRemote)
 	if err != nil {
-		return fmt.Errorf("peer.DeviceForAddress: %w", err)
+		return err
 	}
-	defer closeWith(&err, "peer.Device.Close", dev.Close)
-	p, err := peer.New(dev)
-	if err != nil {
-		return fmt.Errorf("peer.New: %w", err)
-	}
-	defer closeWith(&err, "peer.Close", p.Close)
+	defer common.CloseWith(&err, "peer", closePeer)
 
 	c, err := connect(p, addr, port)
 	if err != nil {
 		return err
 	}
-	defer closeWith(&err, "conn.Close", c.Close)
+	defer common.CloseWith(&err, "conn.Close", c.Close)
 
 	// the server's greeting
 	fmt.Printf("Received a message: %s\n", common.CString(c.PrivateData()))
 
 	// the server hangs up
-	ctx, cancel := context.WithTimeout(context.Background(), timeout)
-	defer cancel()
-	ev, err := c.NextEvent(ctx)
-	if err != nil {
-		return fmt.Errorf("conn.NextEvent: %w", err)
-	}
-	if ev != rpma.ConnClosed {
-		fmt.Fprintf(os.Stderr, "rpma_conn_next_event returned an unexpected event: %s\n", ev)
-	}
-	if err := c.Disconnect(); err != nil {
-		return fmt.Errorf("conn.Disconnect: %w", err)
-	}
-	return c.Close()
+	return common.WaitForCloseAndDisconnect(context.Background(), c)
 }
 
 // connect connects to addr:port with our greeting as private data, up to
@@ -97,14 +66,14 @@ func connect(p *peer.Peer, addr, port string) (*conn.Conn, error) {
 			time.Sleep(common.ConnectRetryDelay)
 		default:
 			c.Close()
-			return nil, fmt.Errorf("rpma_conn_next_event returned an unexpected event: %s", ev)
+			return nil, common.UnexpectedEvent(ev)
 		}
 	}
 }
 
 // attempt makes one connection request and returns its first event.
 func attempt(p *peer.Peer, addr, port string, pdata []byte) (*conn.Conn, rpma.ConnEvent, error) {
-	ctx, cancel := context.WithTimeout(context.Background(), timeout)
+	ctx, cancel := context.WithTimeout(context.Background(), common.Timeout)
 	defer cancel()
 	req, err := conn.NewRequest(ctx, p, addr, port, nil)
 	if err != nil {
@@ -121,11 +90,4 @@ func attempt(p *peer.Peer, addr, port string, pdata []byte) (*conn.Conn, rpma.Co
 		return nil, 0, fmt.Errorf("conn.NextEvent: %w", err)
 	}
 	return c, ev, nil
-}
-
-// closeWith calls close and adds its error, if any, to *err.
-func closeWith(err *error, what string, close func() error) {
-	if cerr := close(); cerr != nil {
-		*err = errors.Join(*err, fmt.Errorf("%s: %w", what, cerr))
-	}
 }

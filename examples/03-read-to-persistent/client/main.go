@@ -21,216 +21,58 @@ package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"math"
 	"os"
-	"time"
 
-	"github.com/gorpma/rpma/conn"
 	"github.com/gorpma/rpma/examples/internal/common"
 	"github.com/gorpma/rpma/mr"
-	"github.com/gorpma/rpma/peer"
-	"github.com/gorpma/rpma/pmem"
 	"github.com/gorpma/rpma/rpma"
 )
 
-// timeout bounds the whole run: every wait gives up once it has passed
-// (librpma's examples wait forever).
-const timeout = 60 * time.Second
-
 func main() {
-	if len(os.Args) < 3 {
-		fmt.Fprintf(os.Stderr, "usage: %s <server_address> <port> [<pmem-path> [<pmem-offset>]]\n%s", os.Args[0], common.PMemUsage)
-		os.Exit(255)
-	}
-	// as librpma's examples: the library's INFO messages and above on stderr
-	_ = rpma.SetLogThreshold(rpma.LogThresholdPrimary, rpma.LogInfo)
-	_ = rpma.SetLogThreshold(rpma.LogThresholdAux, rpma.LogInfo)
-
-	var path string
-	var offset uint64
-	if len(os.Args) >= 4 {
-		path = os.Args[3]
-	}
-	if len(os.Args) >= 5 {
-		var err error
-		if offset, err = common.StrtoulNoError(os.Args[4]); err != nil {
-			fmt.Fprintf(os.Stderr, "strtoul(%s) overflowed\n", os.Args[4])
-			os.Exit(255)
-		}
-	}
-	if err := run(os.Args[1], os.Args[2], path, offset); err != nil {
-		fmt.Fprintf(os.Stderr, "%s: %v\n", os.Args[0], err)
-		os.Exit(255)
-	}
+	common.Start(3, "usage: %s <server_address> <port> [<pmem-path> [<pmem-offset>]]\n"+common.PMemUsage)
+	common.Exit(run(os.Args[1], os.Args[2], common.Arg(3), common.StrtoulArg(4)))
 }
 
 func run(addr, port, path string, offset uint64) (err error) {
-	ctx, cancel := context.WithTimeout(context.Background(), timeout)
+	ctx, cancel := context.WithTimeout(context.Background(), common.Timeout)
 	defer cancel()
 
 	// the greeting: a hello_t in PMem after the signature, or in DRAM
-	var region *pmem.Region
-	var dataOffset int
-	if path != "" {
-		if region, err = mapPMem(path); err != nil {
-			return err
-		}
-		defer closeWith(&err, "pmem.Region.Close", region.Close)
-		sig, err := common.SignatureCheck{
-			Offset:  int(min(offset, math.MaxInt32)),
-			Size:    common.HelloTSize,
-			Init:    common.InitHello,
-			Persist: region.Persist,
-		}.Apply(region.Bytes())
-		if err != nil {
-			return fmt.Errorf("%s: %w", path, err)
-		}
-		dataOffset = sig.DataOffset
-	} else {
-		fmt.Fprint(os.Stderr, common.NoPMemMsg)
-		if region, err = pmem.Alloc(common.HelloTSize); err != nil {
-			return fmt.Errorf("pmem.Alloc: %w", err)
-		}
-		defer closeWith(&err, "pmem.Region.Close", region.Close)
-		if err := common.WriteHelloStr(region.Bytes(), common.LangEn); err != nil {
-			return err
-		}
-	}
-	buf := region.Bytes()
-	if path == "" {
-		buf = buf[:common.HelloTSize]
-	}
-	hello := buf[dataOffset : dataOffset+common.HelloTSize]
-	str, err := common.HelloStr(hello)
+	mem, str, err := common.OpenHello(path, int(min(offset, math.MaxInt32)))
 	if err != nil {
 		return err
 	}
+	defer common.CloseWith(&err, "pmem.Region.Close", mem.Close)
 	fmt.Printf("Next value: %s\n", str)
 
-	dev, err := peer.DeviceForAddress(addr, rpma.IbvContextRemote)
+	p, closePeer, err := common.PeerViaAddress(addr, rpma.IbvContextRemote)
 	if err != nil {
-		return fmt.Errorf("peer.DeviceForAddress: %w", err)
+		return err
 	}
-	defer closeWith(&err, "peer.Device.Close", dev.Close)
-	p, err := peer.New(dev)
-	if err != nil {
-		return fmt.Errorf("peer.New: %w", err)
-	}
-	defer closeWith(&err, "peer.Close", p.Close)
+	defer common.CloseWith(&err, "peer", closePeer)
 
 	// all of the memory, for the server to read the greeting's str from
-	src, err := mr.Reg(p, buf, mr.UsageReadSrc)
+	src, err := mr.Reg(p, mem.Buf, mr.UsageReadSrc)
 	if err != nil {
 		return fmt.Errorf("mr.Reg: %w", err)
 	}
-	defer closeWith(&err, "mr.Local.Dereg", src.Dereg)
-	strOffset := dataOffset + common.HelloStrOffset
-	if strOffset > math.MaxUint16 {
-		return fmt.Errorf("the data offset %d does not fit common_data", strOffset)
-	}
-	desc := src.Descriptor()
-	pdata, err := common.CommonData{DataOffset: uint16(strOffset), MRDesc: desc[:]}.MarshalBinary()
+	defer common.CloseWith(&err, "mr.Local.Dereg", src.Dereg)
+	pdata, err := common.PrivateDataFor(src, mem.DataOffset+common.HelloStrOffset)
 	if err != nil {
 		return err
 	}
 
-	c, err := connect(ctx, p, addr, port, nil, pdata)
-	if err != nil {
-		return err
-	}
-	defer closeWith(&err, "conn.Close", c.Close)
-
-	// the server reads the greeting, then hangs up
-	if err := waitForCloseAndDisconnect(ctx, c); err != nil {
+	// connect with it: the server reads the greeting, then hangs up
+	if err := common.ConnectAndWaitForClose(ctx, p, addr, port, pdata); err != nil {
 		return err
 	}
 
 	// a surprise for next time
-	if _, err := common.Translate(os.Stdout, hello); err != nil {
-		return err
-	}
-	if path != "" {
-		if err := region.Persist(dataOffset, common.HelloTSize); err != nil {
-			return fmt.Errorf("pmem.Region.Persist: %w", err)
-		}
-	}
-	if str, err = common.HelloStr(hello); err != nil {
+	if str, err = common.TranslateHello(os.Stdout, mem); err != nil {
 		return err
 	}
 	fmt.Printf("Translation: %s\n", str)
 	return nil
-}
-
-// mapPMem maps path, a Device DAX or an existing file, as librpma's
-// examples do with pmem_map_file (all of it), and says on stderr what kind
-// of mapping it got.
-func mapPMem(path string) (*pmem.Region, error) {
-	// as pmem_map_file without PMEM_FILE_CREATE: the file must exist
-	if _, err := os.Stat(path); err != nil {
-		return nil, fmt.Errorf("pmem_map_file() for %s failed: %w", path, err)
-	}
-	r, err := pmem.Map(path, 0)
-	if err != nil {
-		return nil, fmt.Errorf("pmem.Map: %w", err)
-	}
-	switch r.Kind() {
-	case pmem.DeviceDAX:
-		fmt.Fprintf(os.Stderr, "Using Device DAX %s (%d bytes)\n", path, r.Len())
-	case pmem.FsDAX:
-		fmt.Fprintf(os.Stderr, "Using FsDAX %s (MAP_SYNC, %d bytes)\n", path, r.Len())
-	default:
-		fmt.Fprintf(os.Stderr, "Using a file mapping (msync) %s (%d bytes): not persistent memory\n", path, r.Len())
-	}
-	return r, nil
-}
-
-// connect mirrors client_connect of librpma's examples: it connects to
-// addr:port with cfg and pdata and waits for the connection to be
-// established.
-func connect(ctx context.Context, p *peer.Peer, addr, port string, cfg *conn.Config, pdata []byte) (*conn.Conn, error) {
-	req, err := conn.NewRequest(ctx, p, addr, port, cfg)
-	if err != nil {
-		return nil, fmt.Errorf("conn.NewRequest: %w", err)
-	}
-	c, err := req.Connect(pdata)
-	if err != nil {
-		req.Close()
-		return nil, fmt.Errorf("conn.ConnReq.Connect: %w", err)
-	}
-	ev, err := c.NextEvent(ctx)
-	if err == nil && ev != rpma.ConnEstablished {
-		err = fmt.Errorf("rpma_conn_next_event returned an unexpected event: %s", ev)
-	} else if err != nil {
-		err = fmt.Errorf("conn.NextEvent: %w", err)
-	}
-	if err != nil {
-		c.Close()
-		return nil, err
-	}
-	return c, nil
-}
-
-// waitForCloseAndDisconnect mirrors common_wait_for_conn_close_and_disconnect:
-// the other side hangs up.
-func waitForCloseAndDisconnect(ctx context.Context, c *conn.Conn) error {
-	ev, err := c.NextEvent(ctx)
-	if err != nil {
-		return fmt.Errorf("conn.NextEvent: %w", err)
-	}
-	if ev != rpma.ConnClosed {
-		fmt.Fprintf(os.Stderr, "rpma_conn_next_event returned an unexpected event: %s\n", ev)
-	}
-	if err := c.Disconnect(); err != nil {
-		return fmt.Errorf("conn.Disconnect: %w", err)
-	}
-	return c.Close()
-}
-
-// closeWith calls close and adds its error, if any, to *err.
-func closeWith(err *error, what string, close func() error) {
-	if cerr := close(); cerr != nil {
-		*err = errors.Join(*err, fmt.Errorf("%s: %w", what, cerr))
-	}
 }

@@ -23,11 +23,8 @@ import (
 	"fmt"
 	"math"
 	"os"
-	"path/filepath"
-	"time"
 
 	"github.com/gorpma/rpma/conn"
-	"github.com/gorpma/rpma/cq"
 	"github.com/gorpma/rpma/examples/internal/common"
 	"github.com/gorpma/rpma/examples/internal/common/gpspm"
 	"github.com/gorpma/rpma/mr"
@@ -38,75 +35,23 @@ import (
 
 const usage = "usage: %s <server_address> <port> [<pmem-path> [<pmem-offset>]]\n" + common.PMemUsage
 
-// timeout bounds every wait (librpma's examples wait forever).
-const timeout = 60 * time.Second
-
 func main() {
-	if len(os.Args) < 3 {
-		fmt.Fprintf(os.Stderr, usage, os.Args[0])
-		os.Exit(255)
-	}
-	// as every librpma example: the library's INFO messages on stderr
-	rpma.SetLogThreshold(rpma.LogThresholdPrimary, rpma.LogInfo)
-	rpma.SetLogThreshold(rpma.LogThresholdAux, rpma.LogInfo)
-	if err := run(os.Args[1:]); err != nil {
-		fmt.Fprintf(os.Stderr, "%s: %v\n", filepath.Base(os.Args[0]), err)
-		os.Exit(exitCode(err))
-	}
+	common.Start(3, usage)
+	common.ExitRPMA(run(os.Args[1], os.Args[2], common.Arg(3), common.StrtoulArg(4)))
 }
 
-// exitCode is what the C example returns: the librpma error code, else -1.
-func exitCode(err error) int {
-	if code, ok := rpma.CodeOf(err); ok {
-		return int(code) & 0xff
-	}
-	return 255
-}
-
-func run(args []string) (err error) {
-	addr, port := args[0], args[1]
+func run(addr, port, path string, offset uint64) (err error) {
+	ctx := context.Background() // the helpers bound every wait by common.Timeout
 
 	// the greeting: a hello_t in PMem after the signature, or in DRAM
-	var region *pmem.Region
-	dataOffset := 0
-	if len(args) >= 3 {
-		path := args[2]
-		offset := uint64(0)
-		if len(args) >= 4 {
-			if offset, err = common.StrtoulNoError(args[3]); err != nil {
-				return err
-			}
-			if offset > math.MaxInt32 {
-				return fmt.Errorf("<pmem-offset> %d too large", offset)
-			}
-		}
-		if region, err = mapPMem(path); err != nil {
-			return err
-		}
-		defer closeLater(&err, "pmem.Region.Close", region.Close)
-		sig := common.SignatureCheck{Offset: int(offset), Size: common.HelloTSize,
-			Init: common.InitHello, Persist: region.Persist}
-		res, e := sig.Apply(region.Bytes())
-		if e != nil {
-			return fmt.Errorf("%s: %w", path, e)
-		}
-		dataOffset = res.DataOffset
-	} else {
-		fmt.Fprint(os.Stderr, common.NoPMemMsg)
-		if region, err = pmem.Alloc(common.HelloTSize); err != nil {
-			return fmt.Errorf("pmem.Alloc: %w", err)
-		}
-		defer closeLater(&err, "pmem.Region.Close", region.Close)
-		// write an initial value
-		if err := common.WriteHelloStr(region.Bytes(), common.LangEn); err != nil {
-			return err
-		}
+	if offset > math.MaxInt32 {
+		return fmt.Errorf("<pmem-offset> %d too large", offset)
 	}
-	hello := region.Bytes()[dataOffset : dataOffset+common.HelloTSize]
-	str, err := common.HelloStr(hello)
+	mem, str, err := common.OpenHello(path, int(offset))
 	if err != nil {
 		return err
 	}
+	defer common.CloseWith(&err, "pmem.Region.Close", mem.Close)
 	fmt.Printf("Next value: %s\n", str)
 
 	// the messaging buffer: the send slot, then the receive slot
@@ -114,84 +59,66 @@ func run(args []string) (err error) {
 	if err != nil {
 		return fmt.Errorf("pmem.Alloc: %w", err)
 	}
-	defer closeLater(&err, "pmem.Region.Close", msgBuf.Close)
+	defer common.CloseWith(&err, "pmem.Region.Close", msgBuf.Close)
 
 	// lookup the device via the address and create a new peer using it
-	dev, err := peer.DeviceForAddress(addr, rpma.IbvContextRemote)
+	p, closePeer, err := common.PeerViaAddress(addr, rpma.IbvContextRemote)
 	if err != nil {
-		return fmt.Errorf("peer.DeviceForAddress: %w", err)
+		return err
 	}
-	defer closeLater(&err, "peer.Device.Close", dev.Close)
-	p, err := peer.New(dev)
-	if err != nil {
-		return fmt.Errorf("peer.New: %w", err)
-	}
-	defer closeLater(&err, "peer.Peer.Close", p.Close)
+	defer common.CloseWith(&err, "peer", closePeer)
 
 	// a receive CQ for the flush response
 	cfg := conn.DefaultConfig()
 	cfg.RCQSize = gpspm.RCQSize
 
 	// establish a new connection to a server listening at addr:port
-	c, err := connect(p, addr, port, cfg, nil)
+	c, err := common.ClientConnect(ctx, p, addr, port, cfg, nil)
 	if err != nil {
 		return err
 	}
-	defer closeLater(&err, "conn.Conn.Close", c.Close)
+	defer common.CloseWith(&err, "conn.Conn.Close", c.Close)
 
-	err = writeAndFlush(c, p, region, dataOffset, msgBuf)
+	err = writeAndFlush(ctx, c, p, mem, msgBuf)
 	if err == nil {
 		// translate the greeting so the next time it will be surprising
-		if _, err = common.Translate(os.Stdout, hello); err == nil {
-			if err = region.Persist(dataOffset, common.HelloTSize); err != nil {
-				err = fmt.Errorf("pmem.Region.Persist: %w", err)
-			} else {
-				str, _ := common.HelloStr(hello)
-				fmt.Printf("Translation: %s\n", str)
-			}
+		if str, err = common.TranslateHello(os.Stdout, mem); err == nil {
+			fmt.Printf("Translation: %s\n", str)
 		}
 	}
-	return errors.Join(err, disconnectAndWaitForClose(c))
+	return errors.Join(err, common.DisconnectAndWaitForClose(ctx, c))
 }
 
 // writeAndFlush writes the greeting to the server and has the server
 // persist it with a GPSPM flush request.
-func writeAndFlush(c *conn.Conn, p *peer.Peer, region *pmem.Region, dataOffset int, msgBuf *pmem.Region) (err error) {
+func writeAndFlush(ctx context.Context, c *conn.Conn, p *peer.Peer, mem *common.Mem, msgBuf *pmem.Region) (err error) {
 	// register the memory for the RDMA write (on rxe, FsDAX memory fails
 	// here: it needs ODP)
-	src, err := mr.Reg(p, region.Bytes(), mr.UsageWriteSrc)
+	src, err := mr.Reg(p, mem.Buf, mr.UsageWriteSrc)
 	if err != nil {
-		return fmt.Errorf("mr.Reg(%s): %w", region.Kind(), err)
+		return fmt.Errorf("mr.Reg(%s): %w", mem.Region.Kind(), err)
 	}
-	defer closeLater(&err, "mr.Local.Dereg", src.Dereg)
+	defer common.CloseWith(&err, "mr.Local.Dereg", src.Dereg)
 	// register the messaging memory
 	msgMR, err := mr.Reg(p, msgBuf.Bytes(), mr.UsageSend|mr.UsageRecv)
 	if err != nil {
 		return fmt.Errorf("mr.Reg: %w", err)
 	}
-	defer closeLater(&err, "mr.Local.Dereg", msgMR.Dereg)
+	defer common.CloseWith(&err, "mr.Local.Dereg", msgMR.Dereg)
 
 	// obtain the remote side resources description
-	pdata := c.PrivateData()
-	if len(pdata) < common.CommonDataSize {
-		return fmt.Errorf("received connection's private data is too small (%d < %d)", len(pdata), common.CommonDataSize)
-	}
-	data, err := common.DecodeCommonDataMROnly(pdata)
+	dst, off, err := common.RemoteMR(c.PrivateData())
 	if err != nil {
 		return err
 	}
-	dst, err := mr.RemoteFromDescriptor(data.MRDesc)
-	if err != nil {
-		return fmt.Errorf("mr.RemoteFromDescriptor: %w", err)
-	}
-	dstOffset := uint64(data.DataOffset)
+	dstOffset := uint64(off)
 	if size := dst.Size(); size < dstOffset || size-dstOffset < common.HelloStrSize {
-		return cErr("Size of the remote memory region is too small for writing the data of the assumed size (%d < %d)",
+		return common.CError("Size of the remote memory region is too small for writing the data of the assumed size (%d < %d)",
 			int64(size)-int64(dstOffset), common.HelloStrSize)
 	}
 
 	// write the greeting (its completion comes only on error)
-	if err := c.Write(dst, int(dstOffset), src, dataOffset+common.HelloStrOffset, common.HelloStrSize,
+	if err := c.Write(dst, int(dstOffset), src, mem.DataOffset+common.HelloStrOffset, common.HelloStrSize,
 		rpma.CompletionOnError, 0); err != nil {
 		return fmt.Errorf("conn.Conn.Write: %w", err)
 	}
@@ -213,132 +140,21 @@ func writeAndFlush(c *conn.Conn, p *peer.Peer, region *pmem.Region, dataOffset i
 	}
 
 	// wait for the send completion
-	wc, err := getWC(c.CQ())
-	if err != nil {
+	if _, err := common.WaitAndValidate(ctx, c.CQ(), rpma.WCSend, "rpma_send()", common.OpcodeMsgHex); err != nil {
 		return err
-	}
-	if wc.Status != rpma.WCSuccess {
-		return fmt.Errorf("rpma_send() failed: %s", wc.Status)
-	}
-	if wc.Opcode != rpma.WCSend {
-		return fmt.Errorf("unexpected wc.opcode value (0x%X != 0x%X)", uint32(wc.Opcode), uint32(rpma.WCSend))
 	}
 	// wait for the receive completion: the flush response
-	if wc, err = getWC(c.RCQ()); err != nil {
+	wc, err := common.WaitAndValidate(ctx, c.RCQ(), rpma.WCRecv, "rpma_recv()", common.OpcodeMsgHex)
+	if err != nil {
 		return err
-	}
-	if wc.Status != rpma.WCSuccess {
-		return fmt.Errorf("rpma_recv() failed: %s", wc.Status)
-	}
-	if wc.Opcode != rpma.WCRecv {
-		return fmt.Errorf("unexpected wc.opcode value (0x%X != 0x%X)", uint32(wc.Opcode), uint32(rpma.WCRecv))
 	}
 	recv, _ := gpspm.RecvSlot(msg)
 	resp, err := gpspm.DecodeResponse(recv[:min(int(wc.ByteLen), len(recv))])
 	if err != nil {
-		return errors.Join(cErr("Cannot unpack the flush response buffer"), err)
+		return errors.Join(common.CError("Cannot unpack the flush response buffer"), err)
 	}
 	if resp.GetOpContext() != gpspm.FlushID {
 		return fmt.Errorf("unexpected flush_resp->op_context value (0x%X != 0x%X)", resp.GetOpContext(), gpspm.FlushID)
 	}
 	return nil
-}
-
-// mapPMem maps <pmem-path>, a Device DAX or an existing file, as librpma's
-// examples do with pmem_map_file (all of it), and says on stderr what kind
-// of mapping it got. The signature check then says whether it is big
-// enough.
-func mapPMem(path string) (*pmem.Region, error) {
-	// as pmem_map_file without PMEM_FILE_CREATE: the file must exist
-	if _, err := os.Stat(path); err != nil {
-		return nil, fmt.Errorf("pmem_map_file() for %s failed: %w", path, err)
-	}
-	r, err := pmem.Map(path, 0)
-	if err != nil {
-		return nil, fmt.Errorf("pmem.Map: %w", err)
-	}
-	switch r.Kind() {
-	case pmem.DeviceDAX:
-		fmt.Fprintf(os.Stderr, "Using Device DAX %s (%d bytes)\n", path, r.Len())
-	case pmem.FsDAX:
-		fmt.Fprintf(os.Stderr, "Using FsDAX %s (MAP_SYNC, %d bytes)\n", path, r.Len())
-	default:
-		fmt.Fprintf(os.Stderr, "Using a file mapping (msync) %s (%d bytes): not persistent memory\n", path, r.Len())
-	}
-	return r, nil
-}
-
-// getWC waits for one completion of q.
-func getWC(q *cq.CQ) (cq.WC, error) {
-	var wc [1]cq.WC
-	for {
-		_, err := q.GetWC(wc[:])
-		if errors.Is(err, rpma.ErrNoCompletion) {
-			ctx, cancel := context.WithTimeout(context.Background(), timeout)
-			err = q.Wait(ctx)
-			cancel()
-			if err != nil {
-				return cq.WC{}, fmt.Errorf("cq.CQ.Wait: %w", err)
-			}
-			continue
-		}
-		if err != nil {
-			return cq.WC{}, fmt.Errorf("cq.CQ.GetWC: %w", err)
-		}
-		return wc[0], nil
-	}
-}
-
-// connect mirrors client_connect of librpma's common-conn.c: a connection
-// request to addr:port, connected with pdata, which must get established.
-func connect(p *peer.Peer, addr, port string, cfg *conn.Config, pdata []byte) (*conn.Conn, error) {
-	ctx, cancel := context.WithTimeout(context.Background(), timeout)
-	defer cancel()
-	req, err := conn.NewRequest(ctx, p, addr, port, cfg)
-	if err != nil {
-		return nil, fmt.Errorf("conn.NewRequest: %w", err)
-	}
-	c, err := req.Connect(pdata)
-	if err != nil {
-		req.Close()
-		return nil, fmt.Errorf("conn.ConnReq.Connect: %w", err)
-	}
-	if err := expectEvent(c, rpma.ConnEstablished); err != nil {
-		c.Close()
-		return nil, err
-	}
-	return c, nil
-}
-
-// expectEvent waits for the connection's next event, which must be want.
-func expectEvent(c *conn.Conn, want rpma.ConnEvent) error {
-	ctx, cancel := context.WithTimeout(context.Background(), timeout)
-	defer cancel()
-	ev, err := c.NextEvent(ctx)
-	if err != nil {
-		return fmt.Errorf("conn.Conn.NextEvent: %w", err)
-	}
-	if ev != want {
-		return fmt.Errorf("rpma_conn_next_event returned an unexpected event: %s", ev)
-	}
-	return nil
-}
-
-// disconnectAndWaitForClose mirrors common_disconnect_and_wait_for_conn_close:
-// disconnect, then wait for RPMA_CONN_CLOSED (the deferred Close deletes).
-func disconnectAndWaitForClose(c *conn.Conn) error {
-	if err := c.Disconnect(); err != nil {
-		return fmt.Errorf("conn.Conn.Disconnect: %w", err)
-	}
-	return expectEvent(c, rpma.ConnClosed)
-}
-
-// cErr returns an error with the C example's message, verbatim.
-func cErr(format string, args ...any) error { return fmt.Errorf(format, args...) }
-
-// closeLater runs a deferred close and adds its error to *err.
-func closeLater(err *error, what string, close func() error) {
-	if e := close(); e != nil {
-		*err = errors.Join(*err, fmt.Errorf("%s: %w", what, e))
-	}
 }

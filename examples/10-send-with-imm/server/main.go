@@ -16,84 +16,41 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"path/filepath"
-	"time"
 
 	"github.com/gorpma/rpma/conn"
 	"github.com/gorpma/rpma/cq"
-	"github.com/gorpma/rpma/ep"
 	"github.com/gorpma/rpma/examples/internal/common"
 	"github.com/gorpma/rpma/mr"
-	"github.com/gorpma/rpma/peer"
-	"github.com/gorpma/rpma/pmem"
 	"github.com/gorpma/rpma/rpma"
 )
 
 const usage = "usage: %s <server_address> <port>\n"
 
-// timeout bounds every wait (librpma's examples wait forever).
-const timeout = 60 * time.Second
-
 func main() {
-	if len(os.Args) < 3 {
-		fmt.Fprintf(os.Stderr, usage, os.Args[0])
-		os.Exit(255)
-	}
-	// as every librpma example: the library's INFO messages on stderr
-	rpma.SetLogThreshold(rpma.LogThresholdPrimary, rpma.LogInfo)
-	rpma.SetLogThreshold(rpma.LogThresholdAux, rpma.LogInfo)
-	if err := run(os.Args[1], os.Args[2]); err != nil {
-		fmt.Fprintf(os.Stderr, "%s: %v\n", filepath.Base(os.Args[0]), err)
-		os.Exit(exitCode(err))
-	}
-}
-
-// exitCode is what the C example returns: the librpma error code, else -1.
-func exitCode(err error) int {
-	if code, ok := rpma.CodeOf(err); ok {
-		return int(code) & 0xff
-	}
-	return 255
+	common.Start(3, usage)
+	common.ExitRPMA(run(os.Args[1], os.Args[2]))
 }
 
 func run(addr, port string) (err error) {
-	// prepare memory
-	recvBuf, err := pmem.Alloc(common.Kilobyte)
+	// a peer on the device of addr, and a listening endpoint at addr:port
+	p, e, closeEP, err := common.Listen(addr, port)
 	if err != nil {
-		return fmt.Errorf("pmem.Alloc: %w", err)
+		return err
 	}
-	defer closeLater(&err, "pmem.Region.Close", recvBuf.Close)
+	defer common.CloseWith(&err, "endpoint", closeEP)
 
-	// lookup the device via the address and create a new peer using it
-	dev, err := peer.DeviceForAddress(addr, rpma.IbvContextLocal)
+	// prepare memory: 1 KiB to receive into
+	recvMR, closeRecv, err := common.RegDRAM(p, common.Kilobyte, mr.UsageRecv)
 	if err != nil {
-		return fmt.Errorf("peer.DeviceForAddress: %w", err)
+		return err
 	}
-	defer closeLater(&err, "peer.Device.Close", dev.Close)
-	p, err := peer.New(dev)
-	if err != nil {
-		return fmt.Errorf("peer.New: %w", err)
-	}
-	defer closeLater(&err, "peer.Peer.Close", p.Close)
+	defer common.CloseWith(&err, "receive buffer", closeRecv)
 
-	// register the memory
-	recvMR, err := mr.Reg(p, recvBuf.Bytes(), mr.UsageRecv)
-	if err != nil {
-		return fmt.Errorf("mr.Reg: %w", err)
-	}
-	defer closeLater(&err, "mr.Local.Dereg", recvMR.Dereg)
-
-	// start a listening endpoint at addr:port
-	e, err := ep.Listen(p, addr, port)
-	if err != nil {
-		return fmt.Errorf("ep.Listen: %w", err)
-	}
-	defer closeLater(&err, "ep.Endpoint.Shutdown", e.Shutdown)
-
-	// receive an incoming connection request
-	ctx, cancel := context.WithTimeout(context.Background(), timeout)
+	// receive an incoming connection request (10's server.c spells out
+	// server_accept_connection, to post a receive first)
+	ctx, cancel := context.WithTimeout(context.Background(), common.Timeout)
+	defer cancel()
 	req, err := e.NextConnReq(ctx, nil)
-	cancel()
 	if err != nil {
 		return fmt.Errorf("ep.Endpoint.NextConnReq: %w", err)
 	}
@@ -108,105 +65,48 @@ func run(addr, port string) (err error) {
 		req.Close()
 		return fmt.Errorf("conn.ConnReq.Connect: %w", err)
 	}
-	defer closeLater(&err, "conn.Conn.Close", c.Close)
+	defer common.CloseWith(&err, "conn.Conn.Close", c.Close)
 	// wait for the connection to be established
-	ev, err := nextEvent(c)
+	ev, err := c.NextEvent(ctx)
 	if err != nil {
-		return err
+		return fmt.Errorf("conn.Conn.NextEvent: %w", err)
 	}
 	if ev != rpma.ConnEstablished {
 		return fmt.Errorf("rpma_conn_next_event() returned an unexpected event: %s", ev)
 	}
 
-	err = receive(c, recvBuf.Bytes())
-	return errors.Join(err, waitForCloseAndDisconnect(c))
+	// the helpers bound every further wait by common.Timeout
+	err = receive(context.Background(), c, recvMR.Bytes())
+	return errors.Join(err, common.WaitForCloseAndDisconnect(context.Background(), c))
 }
 
 // receive checks the receive completion against the immediate value the
 // client announced in its private data and prints what arrived.
-func receive(c *conn.Conn, recv []byte) error {
+func receive(ctx context.Context, c *conn.Conn, recv []byte) error {
 	// get the expected immediate data from the connection's private data
 	pdata := c.PrivateData()
 	expImm, err := common.DecodeImm(pdata)
 	if err != nil {
-		return cErr("Received connection's private data is too small (%d < %d)", len(pdata), common.ImmPrivateDataSize)
+		return common.CError("Received connection's private data is too small (%d < %d)", len(pdata), common.ImmPrivateDataSize)
 	}
 
 	// wait for the completion and validate it
-	wc, err := getWC(c.CQ())
+	wc, err := common.WaitForCompletion(ctx, c.CQ())
 	if err != nil {
 		return err
 	}
-	if wc.Status != rpma.WCSuccess {
-		return cErr("Received unexpected completion: %s", wc.Status)
-	}
-	if wc.Opcode != rpma.WCRecv {
-		return cErr("Received unexpected type of operation (%d != %d)", wc.Opcode, rpma.WCRecv)
+	if err := common.ValidateImmWC(wc, rpma.WCRecv); err != nil {
+		return err
 	}
 	if wc.Flags&cq.WithImm == 0 {
-		return cErr("Received unexpected completion flag (no IBV_WC_WITH_IMM)")
+		return common.CError("Received unexpected completion flag (no IBV_WC_WITH_IMM)")
 	}
 	if wc.Imm != expImm {
-		return cErr("Received unexpected immediate data (%d != %d)", wc.Imm, expImm)
+		return common.CError("Received unexpected immediate data (%d != %d)", wc.Imm, expImm)
 	}
 	if wc.ByteLen == 0 {
 		recv[0] = 0
 	}
 	fmt.Printf("Received value '%s' with immediate data '%d'\n", common.CString(recv), wc.Imm)
 	return nil
-}
-
-// getWC waits for one completion of q.
-func getWC(q *cq.CQ) (cq.WC, error) {
-	var wc [1]cq.WC
-	for {
-		_, err := q.GetWC(wc[:])
-		if errors.Is(err, rpma.ErrNoCompletion) {
-			ctx, cancel := context.WithTimeout(context.Background(), timeout)
-			err = q.Wait(ctx)
-			cancel()
-			if err != nil {
-				return cq.WC{}, fmt.Errorf("cq.CQ.Wait: %w", err)
-			}
-			continue
-		}
-		if err != nil {
-			return cq.WC{}, fmt.Errorf("cq.CQ.GetWC: %w", err)
-		}
-		return wc[0], nil
-	}
-}
-
-// nextEvent waits for the connection's next event.
-func nextEvent(c *conn.Conn) (rpma.ConnEvent, error) {
-	ctx, cancel := context.WithTimeout(context.Background(), timeout)
-	defer cancel()
-	ev, err := c.NextEvent(ctx)
-	if err != nil {
-		return ev, fmt.Errorf("conn.Conn.NextEvent: %w", err)
-	}
-	return ev, nil
-}
-
-// waitForCloseAndDisconnect mirrors common_wait_for_conn_close_and_disconnect:
-// wait for RPMA_CONN_CLOSED, then disconnect (the deferred Close deletes).
-func waitForCloseAndDisconnect(c *conn.Conn) error {
-	ev, err := nextEvent(c)
-	if err == nil && ev != rpma.ConnClosed {
-		err = fmt.Errorf("rpma_conn_next_event returned an unexpected event: %s", ev)
-	}
-	if e := c.Disconnect(); e != nil {
-		err = errors.Join(err, fmt.Errorf("conn.Conn.Disconnect: %w", e))
-	}
-	return err
-}
-
-// cErr returns an error with the C example's message, verbatim.
-func cErr(format string, args ...any) error { return fmt.Errorf(format, args...) }
-
-// closeLater runs a deferred close and adds its error to *err.
-func closeLater(err *error, what string, close func() error) {
-	if e := close(); e != nil {
-		*err = errors.Join(*err, fmt.Errorf("%s: %w", what, e))
-	}
 }

@@ -20,34 +20,20 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"path/filepath"
 	"time"
 
 	"github.com/gorpma/rpma/conn"
 	"github.com/gorpma/rpma/cq"
 	"github.com/gorpma/rpma/ep"
 	"github.com/gorpma/rpma/examples/internal/common"
-	"github.com/gorpma/rpma/mr"
-	"github.com/gorpma/rpma/peer"
-	"github.com/gorpma/rpma/pmem"
 	"github.com/gorpma/rpma/rpma"
 	"github.com/gorpma/rpma/srq"
 )
 
 const usage = "usage: %s <server_address> <port> [<timeout>]\n"
 
-// timeout bounds every wait but the listening window (librpma's examples
-// wait forever).
-const timeout = 60 * time.Second
-
 func main() {
-	if len(os.Args) < 3 {
-		fmt.Fprintf(os.Stderr, usage, os.Args[0])
-		os.Exit(255)
-	}
-	// as every librpma example: the library's INFO messages on stderr
-	rpma.SetLogThreshold(rpma.LogThresholdPrimary, rpma.LogInfo)
-	rpma.SetLogThreshold(rpma.LogThresholdAux, rpma.LogInfo)
+	common.Start(3, usage)
 
 	window := common.Timeout5s
 	if len(os.Args) >= 4 {
@@ -58,10 +44,7 @@ func main() {
 		}
 		window = time.Duration(s) * time.Second
 	}
-	if err := run(os.Args[1], os.Args[2], window); err != nil {
-		fmt.Fprintf(os.Stderr, "%s: %v\n", filepath.Base(os.Args[0]), err)
-		os.Exit(255) // the C example returns -1
-	}
+	common.Exit(run(os.Args[1], os.Args[2], window))
 }
 
 // atoi mirrors atoi(3) for the <timeout> argument: optional white space and
@@ -95,73 +78,44 @@ type client struct {
 }
 
 func run(addr, port string, window time.Duration) (err error) {
-	// prepare memory: one 8-byte receive slot and send slot per client
-	size := common.ClientMax * common.MsgSize
-	recvBuf, err := pmem.Alloc(size)
+	// a peer on the device of addr, and a listening endpoint at addr:port
+	p, e, closeEP, err := common.Listen(addr, port)
 	if err != nil {
-		return fmt.Errorf("pmem.Alloc: %w", err)
+		return err
 	}
-	defer closeLater(&err, "pmem.Region.Close", recvBuf.Close)
-	sendBuf, err := pmem.Alloc(size)
-	if err != nil {
-		return fmt.Errorf("pmem.Alloc: %w", err)
-	}
-	defer closeLater(&err, "pmem.Region.Close", sendBuf.Close)
-
-	// lookup the device via the address and create a new peer using it
-	dev, err := peer.DeviceForAddress(addr, rpma.IbvContextLocal)
-	if err != nil {
-		return fmt.Errorf("peer.DeviceForAddress: %w", err)
-	}
-	defer closeLater(&err, "peer.Device.Close", dev.Close)
-	p, err := peer.New(dev)
-	if err != nil {
-		return fmt.Errorf("peer.New: %w", err)
-	}
-	defer closeLater(&err, "peer.Peer.Close", p.Close)
+	defer common.CloseWith(&err, "endpoint", closeEP)
 
 	// create a shared RQ object (with its own receive CQ)
 	s, err := srq.New(p, nil)
 	if err != nil {
 		return fmt.Errorf("srq.New: %w", err)
 	}
-	defer closeLater(&err, "srq.SRQ.Close", s.Close)
+	defer common.CloseWith(&err, "srq.SRQ.Close", s.Close)
 
 	// a connection configuration with the shared RQ
 	cfg := conn.DefaultConfig()
 	cfg.SRQ = s
 
-	// start a listening endpoint at addr:port
-	e, err := ep.Listen(p, addr, port)
+	// the messages: one 8-byte receive slot and send slot per client,
+	// registered for receiving and for sending
+	msg, err := common.NewMessageBuffers(p, common.ClientMax*common.MsgSize)
 	if err != nil {
-		return fmt.Errorf("ep.Listen: %w", err)
+		return err
 	}
-	defer closeLater(&err, "ep.Endpoint.Shutdown", e.Shutdown)
-
-	// register the memory
-	recvMR, err := mr.Reg(p, recvBuf.Bytes(), mr.UsageRecv)
-	if err != nil {
-		return fmt.Errorf("mr.Reg: %w", err)
-	}
-	defer closeLater(&err, "mr.Local.Dereg", recvMR.Dereg)
-	sendMR, err := mr.Reg(p, sendBuf.Bytes(), mr.UsageSend)
-	if err != nil {
-		return fmt.Errorf("mr.Reg: %w", err)
-	}
-	defer closeLater(&err, "mr.Local.Dereg", sendMR.Dereg)
+	defer common.CloseWith(&err, "message buffers", msg.Close)
 
 	// disconnect all clients at the end, without waiting
 	var clients []client
 	defer func() {
 		for _, cl := range clients {
 			cl.c.Disconnect()
-			closeLater(&err, "conn.Conn.Close", cl.c.Close)
+			common.CloseWith(&err, "conn.Conn.Close", cl.c.Close)
 		}
 	}()
 
 	// accept connections until none comes within the listening window
 	for {
-		c, err := acceptNext(e, cfg, s, recvMR, len(clients), window)
+		c, err := acceptNext(e, cfg, s, msg, len(clients), window)
 		if errors.Is(err, context.DeadlineExceeded) {
 			break
 		}
@@ -173,12 +127,12 @@ func run(addr, port string, window time.Duration) (err error) {
 	}
 	fmt.Printf("Server ended listening.\n")
 
-	return pingPong(clients, s, recvBuf.Bytes(), sendBuf.Bytes(), recvMR, sendMR)
+	return pingPong(clients, s, msg)
 }
 
 // acceptNext waits for the next connection request for at most window and
 // accepts it with a receive posted for it in slot i.
-func acceptNext(e *ep.Endpoint, cfg *conn.Config, s *srq.SRQ, recvMR *mr.Local, i int, window time.Duration) (*conn.Conn, error) {
+func acceptNext(e *ep.Endpoint, cfg *conn.Config, s *srq.SRQ, msg *common.MessageBuffers, i int, window time.Duration) (*conn.Conn, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), window)
 	req, err := e.NextConnReq(ctx, cfg)
 	cancel()
@@ -190,38 +144,21 @@ func acceptNext(e *ep.Endpoint, cfg *conn.Config, s *srq.SRQ, recvMR *mr.Local, 
 	}
 	if i >= common.ClientMax {
 		req.Reject()
-		return nil, cErr("No free slot for a new connection request.")
+		return nil, common.CError("No free slot for a new connection request.")
 	}
 	// post an initial receive for the first message of the client's ping-pong;
 	// its op context is the address of its slot, as in C
 	off := common.SlotOffset(i)
-	if err := s.Recv(recvMR, off, common.MsgSize, recvMR.Addr()+uint64(off)); err != nil {
+	if err := s.Recv(msg.RecvMR, off, common.MsgSize, msg.RecvCtx+uint64(off)); err != nil {
 		req.Close()
 		return nil, fmt.Errorf("srq.SRQ.Recv: %w", err)
 	}
 	// accept the connection request and wait for its establishment
-	c, err := req.Connect(nil)
-	if err != nil {
-		req.Close()
-		return nil, fmt.Errorf("conn.ConnReq.Connect: %w", err)
-	}
-	ctx, cancel = context.WithTimeout(context.Background(), timeout)
-	defer cancel()
-	ev, err := c.NextEvent(ctx)
-	if err == nil && ev != rpma.ConnEstablished {
-		err = fmt.Errorf("rpma_conn_next_event returned an unexpected event: %s", ev)
-	} else if err != nil {
-		err = fmt.Errorf("conn.Conn.NextEvent: %w", err)
-	}
-	if err != nil {
-		c.Close()
-		return nil, err
-	}
-	return c, nil
+	return common.Establish(context.Background(), req, nil)
 }
 
 // pingPong answers the counters of all clients until each has sent I_M_DONE.
-func pingPong(clients []client, s *srq.SRQ, recv, send []byte, recvMR, sendMR *mr.Local) error {
+func pingPong(clients []client, s *srq.SRQ, msg *common.MessageBuffers) error {
 	rcq := s.RCQ() // the receive CQ of the shared RQ
 	wcs := make([]cq.WC, max(len(clients), 1))
 	done := 0
@@ -229,12 +166,12 @@ func pingPong(clients []client, s *srq.SRQ, recv, send []byte, recvMR, sendMR *m
 		n, err := rcq.GetWC(wcs)
 		if errors.Is(err, rpma.ErrNoCompletion) {
 			// lack of completion is not an error: wait for one
-			ctx, cancel := context.WithTimeout(context.Background(), timeout)
+			ctx, cancel := context.WithTimeout(context.Background(), common.Timeout)
 			err = rcq.Wait(ctx)
 			cancel()
 			if err != nil {
 				return errors.Join(fmt.Errorf("cq.CQ.Wait: %w", err),
-					cErr("Unable to receive data from all connections"))
+					common.CError("Unable to receive data from all connections"))
 			}
 			continue
 		}
@@ -254,12 +191,12 @@ func pingPong(clients []client, s *srq.SRQ, recv, send []byte, recvMR, sendMR *m
 				return err
 			}
 			// the slot the message landed in: any posted one
-			slot := (wc.OpContext - recvMR.Addr()) / common.MsgSize
+			slot := (wc.OpContext - msg.RecvCtx) / common.MsgSize
 			if slot >= common.ClientMax {
 				return fmt.Errorf("receive completion of an unknown slot (op context 0x%X)", wc.OpContext)
 			}
 			off := common.SlotOffset(int(slot))
-			v, err := common.DecodeCounter(recv[off : off+common.MsgSize])
+			v, err := msg.Counter(off)
 			if err != nil {
 				return err
 			}
@@ -270,14 +207,13 @@ func pingPong(clients []client, s *srq.SRQ, recv, send []byte, recvMR, sendMR *m
 			fmt.Printf("[server] value received: %d from the connection [qp#%d]\n", v, cl.qpNum)
 
 			// prepare a receive for the next message, in the same slot
-			if err := s.Recv(recvMR, off, common.MsgSize, wc.OpContext); err != nil {
+			if err := s.Recv(msg.RecvMR, off, common.MsgSize, wc.OpContext); err != nil {
 				return fmt.Errorf("srq.SRQ.Recv: %w", err)
 			}
-			next := common.EncodeCounter(v + 1)
-			copy(send[off:], next[:])
+			msg.PutCounter(off, v+1)
 			fmt.Printf("[server] value sent: %d from the connection [qp#%d]\n", v+1, cl.qpNum)
 
-			if err := cl.c.Send(sendMR, off, common.MsgSize, rpma.CompletionOnError, 0); err != nil {
+			if err := cl.c.Send(msg.SendMR, off, common.MsgSize, rpma.CompletionOnError, 0); err != nil {
 				return fmt.Errorf("conn.Conn.Send: %w", err)
 			}
 		}
@@ -292,15 +228,5 @@ func findQP(clients []client, qpNum uint32) (client, error) {
 			return cl, nil
 		}
 	}
-	return client{}, cErr("Unable to find the connection [qp#%d]", qpNum)
-}
-
-// cErr returns an error with the C example's message, verbatim.
-func cErr(format string, args ...any) error { return fmt.Errorf(format, args...) }
-
-// closeLater runs a deferred close and adds its error to *err.
-func closeLater(err *error, what string, close func() error) {
-	if e := close(); e != nil {
-		*err = errors.Join(*err, fmt.Errorf("%s: %w", what, e))
-	}
+	return client{}, common.CError("Unable to find the connection [qp#%d]", qpNum)
 }

@@ -184,22 +184,36 @@ func (s *syncBuffer) String() string {
 }
 
 // waitListening waits until something listens on addr:port through
-// rdma_cm (as `rdma resource show cm_id` reports), or d passes.
-func waitListening(addr string, port int, d time.Duration) {
+// rdma_cm (as `rdma resource show cm_id` reports), or d passes, or exited
+// is closed: the server process has ended, and nothing will listen. It
+// returns false only in the last case.
+func waitListening(addr string, port int, d time.Duration, exited <-chan struct{}) bool {
 	want := fmt.Sprintf("%s:%d", addr, port)
-	deadline := time.Now().Add(d)
-	for time.Now().Before(deadline) {
+	deadline := time.NewTimer(d)
+	defer deadline.Stop()
+	for {
 		out, err := exec.Command("rdma", "resource", "show", "cm_id").Output()
 		if err != nil {
-			time.Sleep(time.Second) // no rdma tool: fall back to a pause
-			return
+			// no rdma tool: fall back to a pause
+			select {
+			case <-exited:
+				return false
+			case <-time.After(time.Second):
+				return true
+			}
 		}
 		for _, l := range strings.Split(string(out), "\n") {
 			if strings.Contains(l, want) && strings.Contains(l, "LISTEN") {
-				return
+				return true
 			}
 		}
-		time.Sleep(50 * time.Millisecond)
+		select {
+		case <-exited:
+			return false
+		case <-deadline.C:
+			return true
+		case <-time.After(50 * time.Millisecond):
+		}
 	}
 }
 
@@ -213,6 +227,8 @@ func (e *Example) Run(env *Env, i int) Result {
 	res := Result{Name: e.Name}
 	var sout, cout, serr, cerr syncBuffer
 	var srv *exec.Cmd
+	var srvErr error              // the server's exit status, once exited is closed
+	exited := make(chan struct{}) // closed when the server process has ended
 	if e.Server != nil {
 		var err error
 		srv, err = start(ctx, e.argv(env, "server", port), &sout, &serr, show("[server] "))
@@ -220,7 +236,20 @@ func (e *Example) Run(env *Env, i int) Result {
 			res.Err = err
 			return res
 		}
-		waitListening(env.Addr, port, 20*time.Second)
+		go func() {
+			srvErr = srv.Wait()
+			close(exited)
+		}()
+		if !waitListening(env.Addr, port, 20*time.Second, exited) {
+			// the server ended before it listened: no client can connect
+			err := fmt.Errorf("server exited before listening: %w", exitError(srvErr))
+			if msg := lastLine(serr.String()); msg != "" {
+				err = fmt.Errorf("%w: %s", err, msg)
+			}
+			res.Server = sout.String()
+			res.Err = e.checkFsDAX(env, err, serr.String())
+			return res
+		}
 	}
 	prefix := "[client] "
 	if e.Server == nil {
@@ -237,8 +266,9 @@ func (e *Example) Run(env *Env, i int) Result {
 		if err != nil {
 			srv.Process.Kill()
 		}
-		if serr := srv.Wait(); serr != nil && err == nil {
-			err = fmt.Errorf("server: %w", serr)
+		<-exited
+		if srvErr != nil && err == nil {
+			err = fmt.Errorf("server: %w", srvErr)
 		}
 	}
 	if ctx.Err() != nil {
@@ -246,19 +276,7 @@ func (e *Example) Run(env *Env, i int) Result {
 	}
 	res.Server, res.Client = sout.String(), cout.String()
 	if e.fsdaxFails(env) {
-		// Without on-demand paging (rxe has none) FsDAX memory cannot be
-		// registered: the example must stop with the library's error
-		// saying so, not pass and not fail some other way.
-		stderr := serr.String() + cerr.String()
-		switch {
-		case err == nil:
-			err = errors.New("FsDAX memory registered on a device without ODP: expected the registration to fail")
-		case !strings.Contains(stderr, "ODP"):
-			err = fmt.Errorf("expected the FsDAX registration error naming ODP, got %v", err)
-		default:
-			err = nil
-		}
-		res.Err = err
+		res.Err = e.checkFsDAX(env, err, serr.String()+cerr.String())
 		return res
 	}
 	if err == nil && e.Check != nil {
@@ -266,6 +284,40 @@ func (e *Example) Run(env *Env, i int) Result {
 	}
 	res.Err = err
 	return res
+}
+
+// checkFsDAX turns the outcome err of a run whose programs wrote stderr
+// into the result of an example that must fail in env (fsdaxFails):
+// without on-demand paging (rxe has none) FsDAX memory cannot be
+// registered, so the example must stop with the library's error saying
+// so, not pass and not fail some other way. Other examples' err is
+// returned as it is.
+func (e *Example) checkFsDAX(env *Env, err error, stderr string) error {
+	if !e.fsdaxFails(env) {
+		return err
+	}
+	switch {
+	case err == nil:
+		return errors.New("FsDAX memory registered on a device without ODP: expected the registration to fail")
+	case !strings.Contains(stderr, "ODP"):
+		return fmt.Errorf("expected the FsDAX registration error naming ODP, got %v", err)
+	}
+	return nil
+}
+
+// exitError is err, the outcome of exec.Cmd.Wait, or what to say when a
+// process ended successfully where it should not have.
+func exitError(err error) error {
+	if err == nil {
+		return errors.New("exit status 0")
+	}
+	return err
+}
+
+// lastLine is the last non-empty line of s.
+func lastLine(s string) string {
+	lines := strings.Split(strings.TrimRight(s, " \t\r\n"), "\n")
+	return strings.TrimSpace(lines[len(lines)-1])
 }
 
 // Available reports whether the example's binaries exist in env.

@@ -2,8 +2,12 @@ package catalog
 
 import (
 	"bytes"
+	"io"
+	"os"
+	"path/filepath"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 )
@@ -39,4 +43,60 @@ func TestAllOrder(t *testing.T) {
 	for i := 3; i < len(all); i++ {
 		require.Less(t, all[i-1].Name, all[i].Name, "examples run in name order")
 	}
+}
+
+// A server that ends before it listens (a PMem example failing as it must
+// in FsDAX mode, say) ends the run at once, with its exit status and its
+// last words; no client is started.
+func TestRunServerExitsBeforeListening(t *testing.T) {
+	dir := t.TempDir()
+	marker := filepath.Join(dir, "client-ran")
+	e := Example{
+		Name:   "early",
+		Bin:    []string{"sh", "sh"},
+		Server: []string{"-c", "echo starting; echo boom >&2; exit 3"},
+		Client: []string{"-c", "touch " + marker},
+	}
+	env := &Env{Dir: dir, Addr: "192.0.2.1", Port: 7204, Out: io.Discard}
+	start := time.Now()
+	r := e.Run(env, 0)
+	require.Less(t, time.Since(start), 10*time.Second, "waited for a server that had exited")
+	require.ErrorContains(t, r.Err, "server exited before listening: exit status 3: boom")
+	require.Equal(t, "starting\n", r.Server)
+	require.NoFileExists(t, marker, "the client ran")
+
+	// in FsDAX mode without ODP a PMem example must fail so, naming ODP
+	e.PMem = func(string) ([]string, []string) { return nil, nil }
+	e.Server = []string{"-c", "echo 'mr.Reg: FsDAX needs ODP' >&2; exit 255"}
+	env.PMem, env.PMemMode = dir, "fsdax"
+	r = e.Run(env, 0)
+	require.NoError(t, r.Err)
+	e.Server = []string{"-c", "echo 'something else' >&2; exit 255"}
+	r = e.Run(env, 0)
+	require.ErrorContains(t, r.Err, "expected the FsDAX registration error naming ODP")
+}
+
+// waitListening gives up after its time when nothing listens and the
+// server lives on.
+func TestWaitListeningBounded(t *testing.T) {
+	start := time.Now()
+	require.True(t, waitListening("192.0.2.1", 7204, 300*time.Millisecond, make(chan struct{})))
+	require.Less(t, time.Since(start), 5*time.Second)
+}
+
+func TestPMemPath(t *testing.T) {
+	dir := t.TempDir()
+	file := filepath.Join(dir, "dev")
+	require.Equal(t, file, pmemPath(file, "x"), "a path that is not a directory is used as it is")
+
+	p := pmemPath(dir, "03-read-to-persistent")
+	require.Equal(t, filepath.Join(dir, "03-read-to-persistent.pmem"), p)
+	st, err := os.Stat(p)
+	require.NoError(t, err)
+	require.EqualValues(t, pmemFileSize, st.Size())
+
+	s, c := pmemArgs("05-flush-to-persistent", []string{"on"})(dir)
+	p = filepath.Join(dir, "05-flush-to-persistent.pmem")
+	require.Equal(t, []string{p, "on"}, s)
+	require.Equal(t, []string{p, "1024"}, c)
 }

@@ -3,9 +3,6 @@ package catalog
 import (
 	"errors"
 	"fmt"
-	"io/fs"
-	"os"
-	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
@@ -37,21 +34,21 @@ func init() {
 			Name:   "03-read-to-persistent",
 			Server: []string{},
 			Client: []string{},
-			PMem:   aPMemArgs("03-read-to-persistent", nil),
+			PMem:   pmemArgs("03-read-to-persistent", nil),
 			Check:  aCheckHello(false),
 		},
 		Example{
 			Name:   "04-write-to-persistent",
 			Server: []string{},
 			Client: []string{},
-			PMem:   aPMemArgs("04-write-to-persistent", nil),
+			PMem:   pmemArgs("04-write-to-persistent", nil),
 			Check:  aCheckHello(false),
 		},
 		Example{
 			Name:   "05-flush-to-persistent",
 			Server: []string{},
 			Client: []string{},
-			PMem:   aPMemArgs("05-flush-to-persistent", []string{common.DirectWriteOn}),
+			PMem:   pmemArgs("05-flush-to-persistent", []string{common.DirectWriteOn}),
 			Check:  aCheckHello(true),
 		},
 		Example{
@@ -71,7 +68,7 @@ func init() {
 			Server: []string{},
 			Client: aWords07,
 			PMem: func(pmem string) ([]string, []string) {
-				return []string{aPMemPath(pmem, "07-atomic-write")}, nil
+				return []string{pmemPath(pmem, "07-atomic-write")}, nil
 			},
 			Check: aCheckAtomicWrite,
 		},
@@ -82,56 +79,10 @@ func init() {
 	)
 }
 
-// aPMemFileSize is the size of the file each example gets in an FsDAX
-// mount (make demo -pmem-mode fsdax): enough for the server's data at
-// offset 0 and the client's at offset 1024.
-const aPMemFileSize = 1 << 20
-
-// aPMemPath is the persistent memory an example maps: pmem itself (a
-// Device DAX, or a file), or, when pmem is a directory (the FsDAX mount),
-// the file NAME.pmem in it, created with aPMemFileSize bytes if missing,
-// since librpma's examples (and ours) map an existing file and never
-// create one.
-func aPMemPath(pmem, name string) string {
-	st, err := os.Stat(pmem)
-	if err != nil || !st.IsDir() {
-		return pmem
-	}
-	path := filepath.Join(pmem, name+".pmem")
-	if _, err := os.Stat(path); errors.Is(err, fs.ErrNotExist) {
-		if f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o644); err == nil {
-			f.Truncate(aPMemFileSize)
-			f.Close()
-		}
-	}
-	return path
-}
-
-// aPMemArgs gives the server <pmem-path> (plus extra) and the client
-// <pmem-path> <pmem-offset> as run-all-examples.sh does.
-func aPMemArgs(name string, extra []string) func(string) ([]string, []string) {
-	return func(pmem string) ([]string, []string) {
-		path := aPMemPath(pmem, name)
-		return append([]string{path}, extra...), []string{path, strconv.Itoa(common.PMemClientOffset)}
-	}
-}
-
-// aValues returns, in order, what follows prefix on each line of out that
-// starts with it.
-func aValues(out, prefix string) []string {
-	var vs []string
-	for _, l := range strings.Split(out, "\n") {
-		if v, ok := strings.CutPrefix(l, prefix); ok {
-			vs = append(vs, v)
-		}
-	}
-	return vs
-}
-
 // aOne returns what follows prefix on the one line of out that starts with
 // it.
 func aOne(what, out, prefix string) (string, error) {
-	vs := aValues(out, prefix)
+	vs := linesAfter(out, prefix)
 	if len(vs) != 1 {
 		return "", fmt.Errorf("%s printed %d lines %q, want 1", what, len(vs), prefix+"...")
 	}
@@ -217,8 +168,8 @@ func aCheckNames(server, client string) error {
 	if !strings.HasPrefix(server, "Today I have got in touch with:\n") {
 		return errors.New("server did not start its list")
 	}
-	sent := aValues(client, "My names is: ")
-	read := aValues(server, "- ")
+	sent := linesAfter(client, "My names is: ")
+	read := linesAfter(server, "- ")
 	if len(sent) == 0 {
 		return errors.New("client printed no name")
 	}

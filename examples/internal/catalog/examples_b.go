@@ -1,11 +1,7 @@
 package catalog
 
 import (
-	"errors"
 	"fmt"
-	"io/fs"
-	"os"
-	"path/filepath"
 	"regexp"
 	"slices"
 	"strconv"
@@ -34,14 +30,14 @@ func init() {
 			Name:   "09-flush-to-persistent-GPSPM",
 			Server: []string{},
 			Client: []string{},
-			PMem:   bPMemArgs("09-flush-to-persistent-GPSPM"),
+			PMem:   pmemArgs("09-flush-to-persistent-GPSPM", nil),
 			Check:  bCheckGPSPM,
 		},
 		Example{
 			Name:   "09scch-flush-to-persistent-GPSPM",
 			Server: []string{},
 			Client: []string{},
-			PMem:   bPMemArgs("09scch-flush-to-persistent-GPSPM"),
+			PMem:   pmemArgs("09scch-flush-to-persistent-GPSPM", nil),
 			Check:  bCheckGPSPM,
 		},
 		Example{
@@ -82,47 +78,10 @@ func init() {
 	)
 }
 
-// bPMemFileSize is the size of the file each example gets in an FsDAX
-// mount (make demo -pmem-mode fsdax): enough for the server's data at
-// offset 0 and the client's at offset 1024.
-const bPMemFileSize = 1 << 20
-
-// bPMemArgs gives 09's server the persistent memory and its client the same
-// with <pmem-offset> 1024, as run-all-examples.sh does. A directory (the
-// FsDAX mount) stands for the file NAME.pmem in it, created with
-// bPMemFileSize bytes if missing: librpma's examples, and ours, map an
-// existing file and never create one.
-func bPMemArgs(name string) func(string) ([]string, []string) {
-	return func(path string) ([]string, []string) {
-		if st, err := os.Stat(path); err == nil && st.IsDir() {
-			path = filepath.Join(path, name+".pmem")
-			if _, err := os.Stat(path); errors.Is(err, fs.ErrNotExist) {
-				if f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o644); err == nil {
-					f.Truncate(bPMemFileSize)
-					f.Close()
-				}
-			}
-		}
-		return []string{path}, []string{path, strconv.Itoa(common.PMemClientOffset)}
-	}
-}
-
-// bLines returns, in order, what follows prefix on each line of out
-// that starts with it.
-func bLines(out, prefix string) []string {
-	var vs []string
-	for _, l := range strings.Split(out, "\n") {
-		if v, ok := strings.CutPrefix(l, prefix); ok {
-			vs = append(vs, v)
-		}
-	}
-	return vs
-}
-
 // counters parses the counter that follows prefix on each line of out.
 func bCounters(out, prefix string) ([]uint64, error) {
 	var ns []uint64
-	for _, v := range bLines(out, prefix) {
+	for _, v := range linesAfter(out, prefix) {
 		n, err := strconv.ParseUint(v, 10, 64)
 		if err != nil {
 			return nil, fmt.Errorf("%s%s: %w", prefix, v, err)
@@ -234,7 +193,7 @@ func bCheckSRQPingPong(seed uint64, rounds int) func(server, client string) erro
 
 // one returns the single value that follows prefix in out.
 func bOne(what, out, prefix string) (string, error) {
-	vs := bLines(out, prefix)
+	vs := linesAfter(out, prefix)
 	if len(vs) != 1 {
 		return "", fmt.Errorf("%s printed %d lines %q..., want 1", what, len(vs), prefix)
 	}

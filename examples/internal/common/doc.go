@@ -3,9 +3,13 @@
 // (github.com/pmem/rpma, examples/): the private-data layouts exchanged at
 // connection time, the memory layouts one side reads or writes remotely,
 // the PMem signature convention, the constants, and the few libc behaviours
-// (strtoul, srand/rand) whose results a C peer or a test can observe.
+// (strtoul, srand/rand) whose results a C peer or a test can observe; and
+// the plumbing every example repeats, as librpma's examples/common does for
+// the C ones.
 //
-// Everything here is pure Go and works on plain byte slices, so it runs on
+// # Layouts
+//
+// The layouts are pure Go and work on plain byte slices, so they run on
 // DRAM buffers, PMem mappings (the library's pmem.Region) and test buffers
 // alike. Byte order: the C examples copy their structs in host order; every
 // target librpma supports is little-endian (x86-64, aarch64, ppc64le), so
@@ -27,4 +31,34 @@
 //
 // The GPSPM protobuf messages of examples 09/09scch live in the gpspm
 // subpackage.
+//
+// # Plumbing
+//
+// The helpers on the library mirror librpma's examples/common where there
+// is a C counterpart, and keep its messages; an example's main.go keeps
+// the RDMA steps it is about (its reads, writes, flushes, sends and
+// receives, and their completions), only the set-up and tear-down move
+// here. Each helper bounds its waits by Timeout.
+//
+//	program.go        Start, Exit: usage line, log thresholds, exit status;
+//	                  Arg, StrtoulArg: optional arguments
+//	peer.go           PeerViaAddress (common_peer_via_address), Listen
+//	connect.go        ClientConnect (client_connect), ServerAccept
+//	                  (server_accept_connection), Establish, ExpectEvent
+//	disconnect.go     DisconnectAndWaitForClose, WaitForCloseAndDisconnect
+//	passive.go        AcceptAndWaitForClose, ConnectAndWaitForClose: the
+//	                  side that does nothing while its peer reads or writes
+//	clients.go        ServeClients: the 06 servers' slots and idle timeout
+//	dram.go           RegDRAM: malloc_aligned + rpma_mr_reg
+//	mem.go            Mem (struct common_mem), OpenMem: PMem with the
+//	                  signature, or DRAM; MapPMem (pmem_map_file)
+//	greeting.go       OpenHello, TranslateHello: the hello_t clients
+//	advise.go         AdviseFsDAX (rpma_mr_advise)
+//	remotemr.go       RemoteMR, PrivateDataFor: a region in common_data
+//	completion.go     WaitForCompletion, WaitAndValidate, ValidateWC
+//	sharedchannel.go  SharedChannel: completions with rpma_conn_wait
+//	pingpong.go       WaitAndProcessCompletions, ValidateMessageWC
+//	                  (common-messages-ping-pong.c)
+//	msgbuffers.go     MessageBuffers: the ping-pong's receive and send buffers
+//	closewith.go      CloseWith: deferred closes that keep their errors
 package common

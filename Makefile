@@ -4,7 +4,7 @@
 #               (inside the VM unless RPMA_DEMO_IP names a local RDMA address)
 #   make test   lint, host unit tests, the integration tier inside the VM
 #               on kernels 6.12 and 6.1, and the tests that boot VMs
-.PHONY: all demo test setup lint build rxevm clean
+.PHONY: all demo test bench setup lint build rxevm clean
 
 # Native RDMA FLUSH (ibv_wr_flush) needs rdma-core 45 or newer, whose
 # libibverbs reports version 1.14.45 and up: then every go command of the
@@ -24,6 +24,11 @@ demo: setup
 
 test: setup
 	bash scripts/test.sh
+
+# Go vs C librpma vs perftest latencies, side by side in the VM
+# (doc/performance.md).
+bench: setup
+	bash scripts/bench.sh
 
 lint:
 	bash scripts/lint.sh

@@ -1,0 +1,235 @@
+package bench_test
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"math"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/gorpma/rpma/internal/bench"
+	"github.com/gorpma/rpma/internal/rdmatest"
+)
+
+// ccFlags are the flags scripts/bench.sh builds rpma_lat with.
+var ccFlags = []string{"-O2", "-Wall", "-Wextra", "-Werror"}
+
+// The build of rpma_lat is shared by the tests of this binary: under TCG
+// one compilation takes tens of seconds.
+var rpmaLat struct {
+	once sync.Once
+	dir  string
+	bin  string
+	skip string // why the build cannot be tried
+	err  error
+}
+
+func TestMain(m *testing.M) {
+	code := m.Run()
+	if rpmaLat.dir != "" {
+		os.RemoveAll(rpmaLat.dir)
+	}
+	os.Exit(code)
+}
+
+// buildRPMALat compiles testdata/rpma_lat.c (once), or skips the test when
+// there is no C compiler or no librpma.h.
+func buildRPMALat(t *testing.T) string {
+	t.Helper()
+	rpmaLat.once.Do(func() {
+		cc, err := exec.LookPath("cc")
+		if err != nil {
+			rpmaLat.skip = "no C compiler (cc) on PATH: scripts/setup.sh installs gcc"
+			return
+		}
+		probe := exec.Command(cc, "-E", "-x", "c", "-o", os.DevNull, "-")
+		probe.Stdin = strings.NewReader("#include <librpma.h>\n")
+		if out, err := probe.CombinedOutput(); err != nil {
+			rpmaLat.skip = fmt.Sprintf("librpma.h not found (scripts/setup.sh installs librpma-dev): %v\n%s", err, out)
+			return
+		}
+		if rpmaLat.dir, rpmaLat.err = os.MkdirTemp("", "rpma_lat"); rpmaLat.err != nil {
+			return
+		}
+		rpmaLat.bin = filepath.Join(rpmaLat.dir, "rpma_lat")
+		args := append(append([]string{}, ccFlags...), "-o", rpmaLat.bin, filepath.Join("testdata", "rpma_lat.c"), "-lrpma")
+		if out, err := exec.Command(cc, args...).CombinedOutput(); err != nil {
+			rpmaLat.err = fmt.Errorf("cc %s: %v\n%s", strings.Join(args, " "), err, out)
+		}
+	})
+	if rpmaLat.skip != "" {
+		t.Skip(rpmaLat.skip)
+	}
+	require.NoError(t, rpmaLat.err)
+	return rpmaLat.bin
+}
+
+// TestRPMALatCompiles keeps the C program building, warning-free, against
+// the installed librpma.
+func TestRPMALatCompiles(t *testing.T) {
+	buildRPMALat(t)
+}
+
+// TestIntegrationRPMALat runs the C program briefly on a real device and
+// checks that it prints every operation of the table.
+func TestIntegrationRPMALat(t *testing.T) {
+	ip := rdmatest.IP(t)
+	bin := buildRPMALat(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	var stdout, stderr bytes.Buffer
+	cmd := exec.CommandContext(ctx, bin, "-n", "10", "-w", "2", "-t", "170", "-p", "7299", ip)
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	require.NoError(t, cmd.Run(), "stderr:\n%s", stderr.String())
+	out := stdout.String()
+	t.Logf("rpma_lat:\n%s", out)
+	require.Contains(t, out, "# atomic write: ")
+	set, err := bench.ParseBench(strings.NewReader(out))
+	require.NoError(t, err)
+	for _, row := range bench.Rows {
+		require.Len(t, set[row.C], 1, row.C)
+		s := set[row.C][0]
+		require.Equal(t, 10, s.Iters, row.C)
+		for _, unit := range []string{"ns/op", "p50-ns", "p99-ns"} {
+			require.Greater(t, s.Values[unit], 0.0, "%s %s", row.C, unit)
+		}
+	}
+}
+
+// TestRowsMatchGoBenchmarks: every sub-benchmark of conn's BenchmarkOps
+// has its row, so a new operation cannot be left out of the comparison.
+func TestRowsMatchGoBenchmarks(t *testing.T) {
+	src, err := os.ReadFile(filepath.Join("..", "..", "conn", "bench_linux_test.go"))
+	require.NoError(t, err)
+	m := regexp.MustCompile(`(?s)func BenchmarkOps\(.*?range \[\]string\{([^}]*)\}`).FindSubmatch(src)
+	require.NotNil(t, m, "the list of sub-benchmarks in BenchmarkOps")
+	var want []string
+	for _, q := range regexp.MustCompile(`"([^"]+)"`).FindAllSubmatch(m[1], -1) {
+		want = append(want, "BenchmarkOps/"+string(q[1]))
+	}
+	require.Contains(t, string(src), "func BenchmarkPostUnsignaled(")
+	want = append(want, "BenchmarkPostUnsignaled")
+	var got []string
+	for _, r := range bench.Rows {
+		got = append(got, r.Go)
+	}
+	require.ElementsMatch(t, want, got)
+
+	keys := map[string]bool{}
+	for _, p := range bench.PerftestRuns {
+		keys[p.Key] = true
+	}
+	for _, r := range bench.Rows {
+		if r.Perftest != "" {
+			require.True(t, keys[r.Perftest], "row %s: perftest run %q", r.Go, r.Perftest)
+		}
+	}
+	for k := range bench.HalfRTT {
+		require.True(t, keys[k], "HalfRTT %q", k)
+	}
+}
+
+const goOutput = `goos: linux
+goarch: amd64
+pkg: github.com/gorpma/rpma/conn
+cpu: QEMU TCG CPU version 2.5+
+BenchmarkOps/Write64-2      	    2000	    574600 ns/op	       0 B/op	       0 allocs/op
+BenchmarkOps/Read64-2       	    2000	    280436 ns/op	       0 B/op	       0 allocs/op
+BenchmarkPostUnsignaled-2               	    2000	     67882 ns/op	       0 B/op	       0 allocs/op
+PASS
+BenchmarkOps/Write64-2      	    2000	    500000 ns/op	       0 B/op	       0 allocs/op
+BenchmarkOps/Write64-2      	    2000	    600000 ns/op	       0 B/op	       0 allocs/op
+BenchmarkOps/Broken-2      	    2000	    x ns/op
+`
+
+const cOutput = `# rpma_lat: kernel 6.12.117+deb12-amd64, 2000 iterations after 100 warm-up
+# atomic write: native; flush: emulated (librpma 1.2.0 has no native flush)
+BenchmarkOps/Write64	    2000	     2991367 ns/op	     42093 p50-ns	  27546846 p99-ns
+BenchmarkOps/WriteThenFlush64	    2000	     1044669 ns/op	     70725 p50-ns	  15235759 p99-ns
+`
+
+const perftestOutput = `---------------------------------------------------------------------------------------
+                    RDMA_Read Latency Test
+ Dual-port       : OFF		Device         : rxe0
+---------------------------------------------------------------------------------------
+ #bytes #iterations    t_min[usec]    t_max[usec]  t_typical[usec]    t_avg[usec]    t_stdev[usec]   99% percentile[usec]   99.9% percentile[usec] 
+ 64      1000          37.77          12762.42      39.78    	       717.84      	1721.31		8163.08 		12762.42
+---------------------------------------------------------------------------------------
+`
+
+func TestParseBench(t *testing.T) {
+	set, err := bench.ParseBench(strings.NewReader(goOutput))
+	require.NoError(t, err)
+	require.Len(t, set["BenchmarkOps/Write64"], 3)
+	require.Equal(t, 2000, set["BenchmarkOps/Write64"][0].Iters)
+	require.Equal(t, 0.0, set["BenchmarkOps/Write64"][0].Values["allocs/op"])
+	require.NotContains(t, set, "BenchmarkOps/Broken")
+	v, n := set.Median("BenchmarkOps/Write64", "ns/op")
+	require.Equal(t, 574600.0, v)
+	require.Equal(t, 3, n)
+	require.Equal(t, 500000.0, set.Min("BenchmarkOps/Write64", "ns/op"))
+	require.True(t, math.IsNaN(set.Min("BenchmarkOps/Flush", "ns/op")))
+	v, n = set.Median("BenchmarkPostUnsignaled", "ns/op")
+	require.Equal(t, 67882.0, v)
+	require.Equal(t, 1, n)
+	_, n = set.Median("BenchmarkOps/Flush", "ns/op")
+	require.Zero(t, n)
+
+	c, err := bench.ParseBench(strings.NewReader(cOutput))
+	require.NoError(t, err)
+	require.Equal(t, 42093.0, c["BenchmarkOps/Write64"][0].Values["p50-ns"])
+	require.Equal(t, 15235759.0, c["BenchmarkOps/WriteThenFlush64"][0].Values["p99-ns"])
+}
+
+const perftestCycles = ` #bytes #iterations    t_min[usec]    t_max[usec]  t_typical[usec]    t_avg[usec]    t_stdev[usec]   99% percentile[usec]   99.9% percentile[usec] 
+ 64      500          51350.00        2420782.00      52390.00  	       59485.75     	-nan   		409110.00 		2420782.00
+`
+
+const perftestInf = ` #bytes #iterations    t_min[usec]    t_max[usec]  t_typical[usec]    t_avg[usec]    t_stdev[usec]   99% percentile[usec]   99.9% percentile[usec] 
+ 64      1000          inf            inf          inf      	       inf         	-nan   		inf     		inf    
+`
+
+func TestParsePerftest(t *testing.T) {
+	p, err := bench.ParsePerftest(strings.NewReader(perftestOutput), 0)
+	require.NoError(t, err)
+	require.Equal(t, bench.Perftest{Bytes: 64, Iters: 1000, Min: 37770, Max: 12762420, Typical: 39780, Avg: 717840, P99: 8163080}, p)
+
+	p, err = bench.ParsePerftest(strings.NewReader(perftestCycles), 2.5)
+	require.NoError(t, err)
+	require.Equal(t, bench.Perftest{Bytes: 64, Iters: 500, Min: 20540, Max: 968312.8, Typical: 20956, Avg: 23794.3, P99: 163644}, p)
+
+	_, err = bench.ParsePerftest(strings.NewReader(perftestInf), 2.5)
+	require.ErrorContains(t, err, "not a finite time")
+	_, err = bench.ParsePerftest(strings.NewReader(" Unable to init the socket connection\n"), 0)
+	require.Error(t, err)
+}
+
+func TestTables(t *testing.T) {
+	g, err := bench.ParseBench(strings.NewReader(goOutput))
+	require.NoError(t, err)
+	c, err := bench.ParseBench(strings.NewReader(cOutput))
+	require.NoError(t, err)
+	r := bench.Results{Go: g, C: c, Perftest: map[string]bench.Perftest{"write64": {Avg: 287300, Typical: 30000, P99: 90000}}}
+	var means, medians bytes.Buffer
+	r.WriteMeans(&means)
+	r.WriteMedians(&medians)
+	require.Contains(t, means.String(), "| Write64 | 574600 | 2991367 | 287300 | 0.19 | 0.17 | 2.00 * |")
+	require.Contains(t, means.String(), "| WriteAndFlush64 | — | 1044669 | — | — | — | — |")
+	require.Contains(t, medians.String(), "| Write64 | 42093 | 27546846 | 30000 | 90000 |")
+	require.Equal(t, 1, strings.Count(medians.String(), "| WriteThenFlush64 |"), "one librpma row per C measurement")
+	goRuns, cRuns := r.Runs()
+	require.Equal(t, 1, goRuns)
+	require.Equal(t, 1, cRuns)
+	require.Contains(t, r.Missing(), "Go Flush")
+	require.Contains(t, r.Missing(), "perftest ib_read_lat -s 64")
+	require.NotContains(t, r.Missing(), "librpma WriteAndFlush64")
+}

@@ -53,6 +53,17 @@ vmhost() {
 }
 
 only=${RPMA_TEST_TIERS:-lint host vm-6.12 vm-6.1 vmhost}
+
+# Prepare each kernel's VM (download, initramfs) once, before the tiers: a
+# download that fails for good is then one clear error here, not a test
+# package that failed to boot. rxevm retries the download itself.
+case " $only " in *" vm-"* | *" vmhost "*)
+	for k in 6.12 6.1; do
+		echo "=== preparing the $k VM"
+		bin/rxevm -kernel "$k" -- true || { echo "rxevm: could not prepare the $k VM" >&2; status=1; }
+	done
+	;;
+esac
 for t in $only; do
 	case $t in
 	lint) tier lint bash scripts/lint.sh ;;

@@ -15,6 +15,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"time"
 )
 
 // Kernel is an unpacked kernel package in the cache.
@@ -199,10 +200,10 @@ func fetchKernel(name, version, dir string) error {
 	if err := os.Mkdir(dl, 0o755); err != nil {
 		return err
 	}
-	cmd := exec.Command("apt-get", "download", "-q", name+"="+version)
-	cmd.Dir = dl
-	if out, err := cmd.CombinedOutput(); err != nil {
-		return fmt.Errorf("apt-get download %s=%s: %v\n%s", name, version, err, out)
+	if err := retryDownload(downloadAttempts, downloadBackoff, func() error {
+		return aptDownload(dl, name, version)
+	}); err != nil {
+		return err
 	}
 	debs, _ := filepath.Glob(filepath.Join(dl, "*.deb"))
 	if len(debs) != 1 {
@@ -240,4 +241,43 @@ func fetchKernel(name, version, dir string) error {
 		return err
 	}
 	return os.WriteFile(filepath.Join(dir, "release"), []byte(rel+"\n"), 0o644)
+}
+
+// The kernel package comes over the network, the one step of preparing a
+// VM that can fail for a moment and then work (a mirror that drops a
+// connection): it is tried downloadAttempts times, waiting downloadBackoff
+// times the attempt number in between.
+const (
+	downloadAttempts = 4
+	downloadBackoff  = 3 * time.Second
+)
+
+// aptDownload runs apt-get download for name=version in dir, after
+// removing what an earlier attempt left there.
+func aptDownload(dir, name, version string) error {
+	partial, _ := filepath.Glob(filepath.Join(dir, "*"))
+	for _, f := range partial {
+		os.RemoveAll(f)
+	}
+	cmd := exec.Command("apt-get", "download", "-q", name+"="+version)
+	cmd.Dir = dir
+	if out, err := cmd.CombinedOutput(); err != nil {
+		return fmt.Errorf("apt-get download %s=%s: %v\n%s", name, version, err, out)
+	}
+	return nil
+}
+
+// retryDownload calls try up to attempts times until it succeeds and
+// returns the last error, naming how many attempts failed.
+func retryDownload(attempts int, backoff time.Duration, try func() error) error {
+	var err error
+	for i := 1; i <= attempts; i++ {
+		if err = try(); err == nil {
+			return nil
+		}
+		if i < attempts {
+			time.Sleep(time.Duration(i) * backoff)
+		}
+	}
+	return fmt.Errorf("%d attempts failed, the last: %w", attempts, err)
 }

@@ -4,11 +4,13 @@ package vm
 
 import (
 	"bytes"
+	"errors"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 )
@@ -186,4 +188,25 @@ func TestPreparePMemFile(t *testing.T) {
 	require.Equal(t, int64(16<<20), st.Size())
 	require.NoError(t, preparePMemFile(PMem{Size: 16 << 20, File: f}), "an existing file of the right size is kept")
 	require.ErrorContains(t, preparePMemFile(PMem{Size: 32 << 20, File: f}), "refusing to resize")
+}
+
+func TestRetryDownload(t *testing.T) {
+	calls := 0
+	err := retryDownload(4, time.Millisecond, func() error {
+		calls++
+		if calls < 3 {
+			return errors.New("connection reset")
+		}
+		return nil
+	})
+	require.NoError(t, err)
+	require.Equal(t, 3, calls)
+
+	calls = 0
+	err = retryDownload(2, time.Millisecond, func() error {
+		calls++
+		return errors.New("404 Not Found")
+	})
+	require.ErrorContains(t, err, "2 attempts failed, the last: 404 Not Found")
+	require.Equal(t, 2, calls)
 }

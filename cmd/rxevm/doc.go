@@ -60,6 +60,10 @@
 //	2    bad usage
 //
 // On any failure rxevm prints the tail of the guest's dmesg on stderr.
+// A single VM whose kernel crashed before the command started (rare under
+// TCG: an early-boot oops) is booted afresh, up to three times in all;
+// the command never runs twice. The kernel package download is retried
+// too (four tries).
 //
 // Kernels and initramfs images are cached in $RXEVM_CACHE or
 // ~/.cache/rxevm, keyed by their inputs: a second run downloads and builds

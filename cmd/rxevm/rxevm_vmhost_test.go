@@ -19,6 +19,8 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/gorpma/rpma/internal/vm"
 )
 
 var rxevm string // the binary under test, built once by TestMain
@@ -338,4 +340,39 @@ func TestPMemFsDAX(t *testing.T) {
 	require.Equal(t, "/mnt/pmem fsdax", lines[0])
 	require.Contains(t, lines[1], "/dev/pmem0 /mnt/pmem ext4")
 	require.Contains(t, lines[1], "dax=always")
+}
+
+// TestBootCrashIsRetried: a guest that dies before its command starts (a
+// kernel that crashed while booting) is booted afresh, up to three times;
+// the command then runs once. Three crashes in a row are a boot failure.
+func TestBootCrashIsRetried(t *testing.T) {
+	for _, tc := range []struct {
+		crashes  int
+		code     int
+		stdout   string
+		stderrRe string
+	}{
+		{crashes: 2, code: 0, stdout: "ran once\n", stderrRe: `attempt 3 of 3`},
+		{crashes: 3, code: vm.ExitBootFailed, stdout: "", stderrRe: `did not boot`},
+	} {
+		f := filepath.Join(t.TempDir(), "crashes")
+		require.NoError(t, os.WriteFile(f, []byte(strconv.Itoa(tc.crashes)+"\n"), 0o644))
+		c := exec.Command(rxevm, "--", "echo", "ran once")
+		c.Env = append(os.Environ(), vm.EnvTestCrashBoots+"="+f)
+		var stdout, stderr strings.Builder
+		c.Stdout, c.Stderr = &stdout, &stderr
+		err := c.Run()
+		code := 0
+		if ee, ok := err.(*exec.ExitError); ok {
+			code = ee.ExitCode()
+		} else {
+			require.NoError(t, err)
+		}
+		require.Equal(t, tc.code, code, stderr.String())
+		require.Equal(t, tc.stdout, stdout.String())
+		require.Regexp(t, tc.stderrRe, stderr.String())
+		b, err := os.ReadFile(f)
+		require.NoError(t, err)
+		require.Equal(t, "0", strings.TrimSpace(string(b)), "every crash was taken")
+	}
 }

@@ -63,6 +63,11 @@ func guestRun(ctlDir string) (int, error) {
 		return 0, fmt.Errorf("reading job: %w", err)
 	}
 	for _, kv := range j.Env {
+		if f, ok := strings.CutPrefix(kv, EnvTestCrashBoots+"="); ok && takeCrash(f) {
+			os.Exit(1) // PID 1 exits: the kernel panics, as in a boot crash
+		}
+	}
+	for _, kv := range j.Env {
 		if v, ok := strings.CutPrefix(kv, "PATH="); ok {
 			os.Setenv("PATH", v)
 		}
@@ -297,4 +302,28 @@ func waitPath(path string, d time.Duration) error {
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
+}
+
+// EnvTestCrashBoots names a file, in the shared temp directory, holding a
+// count N: while N > 0 the guest agent decrements it and dies before
+// setting anything up, which the host sees as a kernel that crashed while
+// booting. It exists for the test of rxevm's boot retry.
+const EnvTestCrashBoots = "RXEVM_TEST_CRASH_BOOTS"
+
+// takeCrash decrements the count in path and reports whether it was
+// positive.
+func takeCrash(path string) bool {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return false
+	}
+	n, err := strconv.Atoi(strings.TrimSpace(string(b)))
+	if err != nil || n <= 0 {
+		return false
+	}
+	if err := os.WriteFile(path, []byte(strconv.Itoa(n-1)+"\n"), 0o644); err != nil {
+		return false
+	}
+	unix.Sync()
+	return true
 }

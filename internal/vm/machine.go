@@ -306,6 +306,25 @@ func (m *Machine) Result(log io.Writer) (int, error) {
 	return ExitBootFailed, fmt.Errorf("rxevm: %sthe VM did not boot (qemu: %v)", m.label(), m.waitErr)
 }
 
+// diedBeforeCommand reports, once the VM has exited, whether its guest
+// never got as far as starting the command (nor as reporting a setup
+// error) and nobody killed it: a boot crash.
+func (m *Machine) diedBeforeCommand() bool {
+	<-m.done
+	m.mu.Lock()
+	killed := m.killed
+	m.mu.Unlock()
+	if killed {
+		return false
+	}
+	for _, f := range []string{ctlStatus, ctlStarted, ctlBootError} {
+		if _, err := os.Stat(filepath.Join(m.runDir, f)); err == nil {
+			return false
+		}
+	}
+	return true
+}
+
 func (m *Machine) label() string {
 	if m.Index == 0 {
 		return ""

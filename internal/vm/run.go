@@ -56,6 +56,26 @@ func Run(ctx context.Context, cfg Config, sigs <-chan os.Signal) (int, error) {
 		nodes[0].Wire = w
 		nodes = append(nodes, Node{Index: 1, Argv: argv1, Wire: w})
 	}
+	for attempt := 1; ; attempt++ {
+		code, retry, err := runOnce(ctx, cfg, p, nodes, sigs)
+		if !retry || attempt == bootAttempts {
+			return code, err
+		}
+		fmt.Fprintf(cfg.Log, "rxevm: %v; booting a fresh VM (attempt %d of %d)\n", err, attempt+1, bootAttempts)
+	}
+}
+
+// bootAttempts is how many times Run boots a single VM whose kernel
+// crashed before the command started. Under TCG with several vCPUs the
+// guest kernel very rarely oopses in early boot (an int3 left by text
+// patching, seen once in dozens of boots); the command never ran, so a
+// fresh VM is safe and is what the caller wants.
+const bootAttempts = 3
+
+// runOnce boots the machines of nodes, runs their commands and returns
+// Run's result; retry reports a single VM that died before its command
+// started, with no signal, timeout or cancellation involved.
+func runOnce(ctx context.Context, cfg Config, p *Prepared, nodes []Node, sigs <-chan os.Signal) (code int, retry bool, err error) {
 	var machines []*Machine
 	defer func() {
 		for _, m := range machines {
@@ -65,7 +85,7 @@ func Run(ctx context.Context, cfg Config, sigs <-chan os.Signal) (int, error) {
 	for _, n := range nodes {
 		m, err := p.Start(n)
 		if err != nil {
-			return ExitBootFailed, err
+			return ExitBootFailed, false, err
 		}
 		machines = append(machines, m)
 	}
@@ -113,7 +133,7 @@ loop:
 		case <-ctx.Done():
 			killAll()
 			<-allDone
-			return ExitTimeout, fmt.Errorf("rxevm: %w", ctx.Err())
+			return ExitTimeout, false, fmt.Errorf("rxevm: %w", ctx.Err())
 		case <-timeout.C:
 			timedOut = true
 			var wg sync.WaitGroup
@@ -136,19 +156,21 @@ loop:
 			m.Result(io.Discard)
 			printTail(cfg.Log, m.label()+"guest dmesg", m.dmesgText(), 40)
 		}
-		return ExitTimeout, fmt.Errorf("rxevm: timeout: the VM ran longer than %v and was killed", cfg.Timeout)
+		return ExitTimeout, false, fmt.Errorf("rxevm: timeout: the VM ran longer than %v and was killed", cfg.Timeout)
 	}
 	if len(machines) == 1 {
-		return machines[0].Result(cfg.Log)
+		code, err := machines[0].Result(cfg.Log)
+		return code, grace == nil && machines[0].diedBeforeCommand(), err
 	}
 	code1, err1 := machines[1].Result(cfg.Log)
 	if code1 != 0 {
-		return code1, err1
+		return code1, false, err1
 	}
 	if powerLoss {
-		return 0, nil
+		return 0, false, nil
 	}
-	return machines[0].Result(cfg.Log)
+	code, err = machines[0].Result(cfg.Log)
+	return code, false, err
 }
 
 // dmesgText is the guest's dmesg if it wrote one, else the console.

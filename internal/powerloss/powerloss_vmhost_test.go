@@ -59,8 +59,18 @@ func logWriter(t *testing.T, name string) io.Writer {
 	return newLines(t, name).w
 }
 
-// next returns the next line with one of the prefixes, or fails at d.
+// next returns the next line with one of the prefixes, or fails at d or
+// when the output ends.
 func (l *lines) next(t *testing.T, d time.Duration, prefixes ...string) string {
+	t.Helper()
+	s, ok := l.tryNext(t, d, prefixes...)
+	require.True(t, ok, "output ended while waiting for %v", prefixes)
+	return s
+}
+
+// tryNext is next, reporting false instead of failing when the output
+// ended first.
+func (l *lines) tryNext(t *testing.T, d time.Duration, prefixes ...string) (string, bool) {
 	t.Helper()
 	timer := time.NewTimer(d)
 	defer timer.Stop()
@@ -76,12 +86,40 @@ func (l *lines) next(t *testing.T, d time.Duration, prefixes ...string) string {
 				t.Fatalf("no %v within %v", prefixes, d)
 			}
 		}
-		require.True(t, ok, "output ended while waiting for %v", prefixes)
+		if !ok {
+			return "", false
+		}
 		for _, p := range prefixes {
 			if strings.HasPrefix(s, p) {
-				return s
+				return s, true
 			}
 		}
+	}
+}
+
+// boot starts a VM whose stdout goes to a fresh lines named name and
+// returns it with its first line that has one of the prefixes. A VM whose
+// kernel crashed while booting (rare under TCG; the command never ran) is
+// booted again, up to three times in all, as rxevm does.
+func boot(t *testing.T, p *vm.Prepared, name string, node func(stdout io.Writer) vm.Node,
+	prefixes ...string) (*vm.Machine, *lines, string) {
+	t.Helper()
+	for attempt := 1; ; attempt++ {
+		out := newLines(t, name)
+		m, err := p.Start(node(out.w))
+		require.NoError(t, err)
+		go func() {
+			<-m.Done() // the VM exited and its output is drained
+			out.w.Close()
+		}()
+		if s, ok := out.tryNext(t, roundTimeout, prefixes...); ok {
+			return m, out, s
+		}
+		<-m.Done()
+		crashed := m.DiedBeforeCommand()
+		m.Close()
+		require.True(t, crashed && attempt < 3, "%s: output ended while waiting for %v", name, prefixes)
+		t.Logf("%s: the VM crashed while booting; booting it again (attempt %d of 3)", name, attempt+1)
 	}
 }
 
@@ -118,7 +156,7 @@ func phase(t *testing.T, p *vm.Prepared, plnode, mode string, rounds int) []roun
 	}
 	args := []string{"-rounds", strconv.Itoa(rounds), "-per-round", strconv.Itoa(perRound)}
 
-	clientOut := newLines(t, mode+" client")
+	var clientOut *lines
 	var client *vm.Machine
 	defer func() {
 		if client != nil {
@@ -134,17 +172,14 @@ func phase(t *testing.T, p *vm.Prepared, plnode, mode string, rounds int) []roun
 	}
 	rng := rand.New(rand.NewPCG(uint64(time.Now().UnixNano()), 7))
 	for k := 0; k <= rounds; k++ {
-		serverOut := newLines(t, fmt.Sprintf("%s server %d", mode, k))
-		server, err := p.Start(vm.Node{Index: 0, Wire: w, Stdout: serverOut.w, Stderr: logWriter(t, fmt.Sprintf("%s server %d stderr", mode, k)),
-			PMem: vm.PMem{Size: pmemSize, File: nv, Mode: "devdax"},
-			Argv: append([]string{plnode, "server"}, args...)})
-		require.NoError(t, err)
+		name := fmt.Sprintf("%s server %d", mode, k)
+		server, serverOut, s := boot(t, p, name, func(stdout io.Writer) vm.Node {
+			return vm.Node{Index: 0, Wire: w, Stdout: stdout, Stderr: logWriter(t, name+" stderr"),
+				PMem: vm.PMem{Size: pmemSize, File: nv, Mode: "devdax"},
+				Argv: append([]string{plnode, "server"}, args...)}
+		}, "HAVE ", "READY")
 		// The fresh server first reports what survived of earlier rounds.
-		for {
-			s := serverOut.next(t, roundTimeout, "HAVE ", "READY")
-			if s == "READY" {
-				break
-			}
+		for ; s != "READY"; s = serverOut.next(t, roundTimeout, "HAVE ", "READY") {
 			var r uint32
 			var ranges string
 			_, err := fmt.Sscanf(s, "HAVE %d %s", &r, &ranges)
@@ -159,16 +194,20 @@ func phase(t *testing.T, p *vm.Prepared, plnode, mode string, rounds int) []roun
 			server.Close()
 			break
 		}
+		var round string
 		if client == nil {
 			// The client boots once the first server listens, so that it
 			// never talks to a wire with nobody on the other end (seen to
 			// stall address resolution at the start of a phase).
-			client, err = p.Start(vm.Node{Index: 1, Wire: w, Stdout: clientOut.w, Stderr: logWriter(t, mode+" client stderr"),
-				Argv: append([]string{plnode, "client", "-mode", mode, "-peer", vm.NodeIP(0)}, args...)})
-			require.NoError(t, err)
+			client, clientOut, round = boot(t, p, mode+" client", func(stdout io.Writer) vm.Node {
+				return vm.Node{Index: 1, Wire: w, Stdout: stdout, Stderr: logWriter(t, mode+" client stderr"),
+					Argv: append([]string{plnode, "client", "-mode", mode, "-peer", vm.NodeIP(0)}, args...)}
+			}, "ROUND ")
+		} else {
+			round = clientOut.next(t, roundTimeout, "ROUND ")
 		}
 		target := 1 + rng.IntN(maxAckedPerKill)
-		require.Equal(t, fmt.Sprintf("ROUND %d", k), clientOut.next(t, roundTimeout, "ROUND "))
+		require.Equal(t, fmt.Sprintf("ROUND %d", k), round)
 		for n := 0; n < target; {
 			s := clientOut.next(t, roundTimeout, "ACK ", "DONE ")
 			if strings.HasPrefix(s, "DONE ") {

@@ -306,10 +306,10 @@ func (m *Machine) Result(log io.Writer) (int, error) {
 	return ExitBootFailed, fmt.Errorf("rxevm: %sthe VM did not boot (qemu: %v)", m.label(), m.waitErr)
 }
 
-// diedBeforeCommand reports, once the VM has exited, whether its guest
+// DiedBeforeCommand reports, once the VM has exited, whether its guest
 // never got as far as starting the command (nor as reporting a setup
 // error) and nobody killed it: a boot crash.
-func (m *Machine) diedBeforeCommand() bool {
+func (m *Machine) DiedBeforeCommand() bool {
 	<-m.done
 	m.mu.Lock()
 	killed := m.killed

@@ -160,7 +160,7 @@ loop:
 	}
 	if len(machines) == 1 {
 		code, err := machines[0].Result(cfg.Log)
-		return code, grace == nil && machines[0].diedBeforeCommand(), err
+		return code, grace == nil && machines[0].DiedBeforeCommand(), err
 	}
 	code1, err1 := machines[1].Result(cfg.Log)
 	if code1 != 0 {

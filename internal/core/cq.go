@@ -311,39 +311,37 @@ var errNoWCSlots = rpma.Inval("cq_get_wc", "no room for completions (empty slice
 
 // reap polls what the CQ holds into the stash, for a post that found its
 // queue full: absorbed completions free their slots, the caller's wait in
-// the stash for GetWC. It reports whether it polled anything.
+// the stash for GetWC. It reports whether there was room to poll into.
 func (q *CQ) reap() bool {
 	if q == nil {
 		return false
 	}
 	q.pmu.Lock()
 	defer q.pmu.Unlock()
+	return q.pollIntoStash("cq_reap")
+}
+
+// fill polls what the CQ holds into the stash and reports whether the
+// stash holds any of the caller's completions.
+func (q *CQ) fill() bool {
+	q.pmu.Lock()
+	defer q.pmu.Unlock()
+	q.pollIntoStash("cq_wait")
+	return len(q.stash) > 0
+}
+
+// pollIntoStash polls into the stash's free room (pmu held) and reports
+// whether there was any room. A poll error is left for GetWC to report;
+// ErrNoCompletion means nothing, or only absorbed completions.
+func (q *CQ) pollIntoStash(op string) bool {
 	free := q.stash[len(q.stash):cap(q.stash)]
 	if len(free) == 0 {
 		return false
 	}
-	n, err := q.poll("cq_reap", free)
-	if err != nil && n == 0 {
-		// ErrNoCompletion: nothing, or only absorbed ones; a second
-		// reserve is cheap either way.
-		return true
+	if n, err := q.poll(op, free); err == nil {
+		q.stash = q.stash[:len(q.stash)+n]
 	}
-	q.stash = q.stash[:len(q.stash)+n]
 	return true
-}
-
-// fill polls what the CQ holds into the stash and reports whether the
-// stash holds any of the caller's completions. A poll error is left for
-// GetWC to report.
-func (q *CQ) fill() bool {
-	q.pmu.Lock()
-	defer q.pmu.Unlock()
-	if free := q.stash[len(q.stash):cap(q.stash)]; len(free) > 0 {
-		if n, err := q.poll("cq_wait", free); err == nil {
-			q.stash = q.stash[:len(q.stash)+n]
-		}
-	}
-	return len(q.stash) > 0
 }
 
 // pending reports whether reaped completions wait in the stash.

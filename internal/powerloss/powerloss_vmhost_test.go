@@ -100,7 +100,7 @@ func (l *lines) tryNext(t *testing.T, d time.Duration, prefixes ...string) (stri
 // boot starts a VM whose stdout goes to a fresh lines named name and
 // returns it with its first line that has one of the prefixes. A VM whose
 // kernel crashed while booting (rare under TCG; the command never ran) is
-// booted again, up to three times in all, as rxevm does.
+// booted again, up to vm.BootAttempts times in all, as rxevm does.
 func boot(t *testing.T, p *vm.Prepared, name string, node func(stdout io.Writer) vm.Node,
 	prefixes ...string) (*vm.Machine, *lines, string) {
 	t.Helper()
@@ -118,8 +118,8 @@ func boot(t *testing.T, p *vm.Prepared, name string, node func(stdout io.Writer)
 		<-m.Done()
 		crashed := m.DiedBeforeCommand()
 		m.Close()
-		require.True(t, crashed && attempt < 3, "%s: output ended while waiting for %v", name, prefixes)
-		t.Logf("%s: the VM crashed while booting; booting it again (attempt %d of 3)", name, attempt+1)
+		require.True(t, crashed && attempt < vm.BootAttempts, "%s: output ended while waiting for %v", name, prefixes)
+		t.Logf("%s: the VM crashed while booting; booting it again (attempt %d of %d)", name, attempt+1, vm.BootAttempts)
 	}
 }
 

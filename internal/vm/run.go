@@ -58,19 +58,19 @@ func Run(ctx context.Context, cfg Config, sigs <-chan os.Signal) (int, error) {
 	}
 	for attempt := 1; ; attempt++ {
 		code, retry, err := runOnce(ctx, cfg, p, nodes, sigs)
-		if !retry || attempt == bootAttempts {
+		if !retry || attempt == BootAttempts {
 			return code, err
 		}
-		fmt.Fprintf(cfg.Log, "rxevm: %v; booting a fresh VM (attempt %d of %d)\n", err, attempt+1, bootAttempts)
+		fmt.Fprintf(cfg.Log, "rxevm: %v; booting a fresh VM (attempt %d of %d)\n", err, attempt+1, BootAttempts)
 	}
 }
 
-// bootAttempts is how many times Run boots a single VM whose kernel
+// BootAttempts is how many times Run boots a single VM whose kernel
 // crashed before the command started. Under TCG with several vCPUs the
 // guest kernel very rarely oopses in early boot (an int3 left by text
 // patching, seen once in dozens of boots); the command never ran, so a
 // fresh VM is safe and is what the caller wants.
-const bootAttempts = 3
+const BootAttempts = 3
 
 // runOnce boots the machines of nodes, runs their commands and returns
 // Run's result; retry reports a single VM that died before its command

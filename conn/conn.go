@@ -16,8 +16,10 @@ import (
 // ep.Endpoint.NextConnReq. Either way it has its own event channel, which
 // its connection inherits.
 //
-// A ConnReq is meant for one goroutine; only Close may be called from
-// another one at any time.
+// Every method of a ConnReq is safe for concurrent use. Connect consumes
+// it: a second Connect, concurrent or later, returns an error matching
+// os.ErrClosed, as does every other method except the getters; Close may
+// be called from any goroutine at any time.
 type ConnReq core.ConnReq
 
 func (r *ConnReq) core() *core.ConnReq { return (*core.ConnReq)(r) }
@@ -52,10 +54,12 @@ func (r *ConnReq) PeerAddr() netip.AddrPort { return r.core().PeerAddr() }
 // not wait: the connection's first event, from [Conn.NextEvent], says
 // whether it got established.
 //
-// Argument errors leave r as it was, as in librpma: a nil or closed r, and
-// pdata longer than [MaxConnectPrivateData] (connecting) or
-// [MaxAcceptPrivateData] (accepting) give an error matching
-// [rpma.ErrInvalidArgument] before anything is posted. Past those checks
+// Argument errors leave r as it was: a nil or closed r (as in librpma),
+// and pdata longer than [MaxConnectPrivateData] (connecting) or
+// [MaxAcceptPrivateData] (accepting), which this package checks first and
+// librpma does not (it passes the data on, rdma_cm refuses it, and the
+// request is consumed), give an error matching [rpma.ErrInvalidArgument]
+// before anything is posted. Past those checks
 // Connect consumes r whatever the outcome: a failed connect or accept is
 // cleaned up (an incoming request is rejected), and r.Close becomes a
 // no-op.
@@ -77,11 +81,12 @@ func (r *ConnReq) Reject() error { return r.core().Close() }
 // Conn mirrors struct rpma_conn: a connection, from the moment its request
 // was connected or accepted.
 //
-// Concurrency (see the package documentation): the data-path calls are
-// safe for concurrent use, also while other goroutines wait for and poll
-// completions; NextEvent is for one goroutine at a time; Close (which
-// makes concurrent waits return an error matching os.ErrClosed),
-// Disconnect and the getters are safe from any goroutine at any time.
+// Concurrency (see the package documentation): every method is safe for
+// concurrent use. The data-path calls may run while other goroutines wait
+// for and poll completions; concurrent NextEvent calls each get a
+// different event; Close (which makes concurrent waits return an error
+// matching os.ErrClosed), Disconnect and the getters may be called from
+// any goroutine at any time.
 type Conn core.Conn
 
 func (c *Conn) core() *core.Conn { return (*core.Conn)(c) }
@@ -97,9 +102,11 @@ func (c *Conn) core() *core.Conn { return (*core.Conn)(c) }
 //
 // The wait parks the goroutine in Go's runtime poller (no OS thread is
 // blocked); when ctx is cancelled or its deadline passes, NextEvent returns
-// ctx.Err() promptly. A ctx that is already done returns ctx.Err() without
-// reading an event. For epoll users, [Conn.EventFD] is the channel's fd:
-// once it is readable, NextEvent(context.Background()) does not block.
+// ctx.Err() promptly, whatever other goroutines wait for. A ctx that is
+// already done returns ctx.Err() without reading an event. Several
+// goroutines may call NextEvent at once: each event goes to exactly one of
+// them. For epoll users, [Conn.EventFD] is readable whenever NextEvent
+// would return at once, and [Conn.TryNextEvent] never blocks.
 //
 // The usual sequences: connecting side: Connect, ESTABLISHED, Disconnect,
 // CLOSED, Close; accepting side: Connect, ESTABLISHED, CLOSED (the other
@@ -107,6 +114,11 @@ func (c *Conn) core() *core.Conn { return (*core.Conn)(c) }
 func (c *Conn) NextEvent(ctx context.Context) (rpma.ConnEvent, error) {
 	return c.core().NextEvent(ctx)
 }
+
+// TryNextEvent is NextEvent that does not block, for event loops
+// (rpma_conn_next_event on a non-blocking fd): with no event pending it
+// returns an error matching [rpma.ErrNoEvent].
+func (c *Conn) TryNextEvent() (rpma.ConnEvent, error) { return c.core().TryNextEvent() }
 
 // Disconnect mirrors rpma_conn_disconnect (rdma_disconnect): it starts a
 // disconnection, or completes one the other side started. Both sides then
@@ -138,8 +150,14 @@ func (c *Conn) ApplyRemotePeerCfg(cfg peer.Cfg) error {
 	return c.core().ApplyRemotePeerCfg(cfg.DirectWriteToPMem)
 }
 
-// EventFD mirrors rpma_conn_get_event_fd: the fd of the connection's event
-// channel, non-blocking; -1 when c is nil or closed.
+// EventFD mirrors rpma_conn_get_event_fd: an fd for epoll, readable
+// whenever [Conn.NextEvent] would return at once (then call
+// [Conn.TryNextEvent]); -1 when c is nil or closed. Unlike librpma's, it
+// is not the rdma_cm channel's own fd but an epoll instance of the
+// library's that watches that channel and the events completion waits
+// have already read from it (they watch the channel too, to end when the
+// connection does): so it tells the truth whoever read the event. It
+// belongs to the connection: do not close it; Close does.
 func (c *Conn) EventFD() int { return c.core().EventFD() }
 
 // CQ mirrors rpma_conn_get_cq: the connection's main CQ.

@@ -16,9 +16,9 @@ import (
 // Close. There is no CQ.Close.
 //
 // A CQ is safe for concurrent use by multiple goroutines: GetWC calls are
-// serialized, Wait may be called by several goroutines (each returns
-// after one event), and GetWC and Wait may run at the same time (the
-// usual split: one goroutine waits and polls while others post).
+// serialized, Wait may be called by several goroutines at once (see the
+// package's wait contract), and GetWC and Wait may run at the same time
+// (the usual split: one goroutine waits and polls while others post).
 type CQ core.CQ
 
 func (q *CQ) core() *core.CQ { return (*core.CQ)(q) }
@@ -55,7 +55,10 @@ func (q *CQ) Size() int { return q.core().Size() }
 //	}
 //
 // The wait parks the goroutine in Go's runtime poller and returns
-// ctx.Err() when ctx is done. For a connection's CQ it also watches the
+// ctx.Err() when ctx is done. Several goroutines may wait at once, each
+// with its own context (see the package's wait contract): an event wakes
+// them all, and Wait also returns nil at once when completions wait to be
+// polled. For a connection's CQ it also watches the
 // connection's events: when the other side disconnects or its process
 // dies (CLOSED or LOST, which rxe reports a few tens of milliseconds after
 // a peer process is killed), Wait returns a *rpma.ConnEventError (it
@@ -69,6 +72,15 @@ func (q *CQ) Size() int { return q.core().Size() }
 // event matches [rpma.ErrNoCompletion], to re-arm [rpma.ErrProvider]; a
 // closed CQ matches os.ErrClosed.
 func (q *CQ) Wait(ctx context.Context) error { return q.core().Wait(ctx) }
+
+// TryWait is Wait that does not block, for event loops (rpma_cq_wait on a
+// non-blocking fd): it reads one pending completion event, acknowledges
+// it and re-arms the CQ, and returns nil (then drain with GetWC); with no
+// event pending and nothing reaped it returns an error matching
+// [rpma.ErrNoCompletion]. After it, [CQ.FD] is no longer readable for that
+// event. While another goroutine is blocked in Wait on the CQ, TryWait
+// leaves pending events to it. The other errors are Wait's.
+func (q *CQ) TryWait() error { return q.core().TryWait() }
 
 // GetWC mirrors rpma_cq_get_wc: it polls up to len(wc) work completions
 // into wc, in one cgo crossing, and returns how many it got; with none it

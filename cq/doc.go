@@ -20,4 +20,36 @@
 // A connection's CQ waits also watch the connection's events, so a wait
 // ends (with a *rpma.ConnEventError) when the other side disconnects or
 // dies. [CQ.Resize] resizes a CQ (ibv_resize_cq).
+//
+// # The wait contract
+//
+// CQ.Wait, conn.Conn.Wait, conn.Conn.GetSendComp and GetRecvComp may be
+// called by any number of goroutines at once, each with its own context,
+// and keep these promises:
+//
+//   - a wait returns its own context's error only when its own context is
+//     done (promptly: within milliseconds), never because another
+//     waiter's deadline passed or was cancelled;
+//   - it returns nil when at least one completion event has been read
+//     since it began (by it or by another waiter of the same channel: an
+//     event wakes every waiter), or when completions are already waiting
+//     to be polled;
+//   - no arrival is lost: every completion event wakes at least one waiter;
+//   - a nil return with nothing to poll (a spurious wake-up) is allowed:
+//     GetWC then returns rpma.ErrNoCompletion, which is benign;
+//   - Close wakes every waiter with an error matching os.ErrClosed.
+//
+// The same holds for the exclusive waits conn.Conn.NextEvent and
+// ep.Endpoint.NextConnReq, except that each event (request) goes to
+// exactly one caller.
+//
+// # Event loops
+//
+// For callers with their own epoll loop, [CQ.FD] (or conn.Conn.CompFD on
+// a shared channel) is the completion channel's fd, and [CQ.TryWait]
+// (conn.Conn.TryWait) is the wait that never blocks: it reads one
+// pending event, acknowledges it and re-arms the CQ, or returns an error
+// matching rpma.ErrNoCompletion (librpma's rpma_cq_wait on a non-blocking
+// fd). A readable fd therefore stops being readable once TryWait has run,
+// so a level-triggered loop does not spin.
 package cq

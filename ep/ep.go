@@ -52,7 +52,10 @@ func (e *Endpoint) FD() int { return e.core().FD() }
 //
 // The wait parks the goroutine in Go's runtime poller; when ctx is
 // cancelled or its deadline passes, NextConnReq returns ctx.Err()
-// promptly. For epoll users, [Endpoint.FD] is the channel's fd.
+// promptly, whatever other goroutines wait for. Several goroutines may
+// call NextConnReq at once: each request goes to exactly one of them. For
+// epoll users, [Endpoint.FD] is the channel's fd, and
+// [Endpoint.TryNextConnReq] never blocks.
 //
 // Errors: an invalid cfg (checked before waiting), or an event other than a
 // connection request (consumed, as in librpma), match
@@ -60,6 +63,14 @@ func (e *Endpoint) FD() int { return e.core().FD() }
 // [rpma.ErrProvider], and the request is then rejected.
 func (e *Endpoint) NextConnReq(ctx context.Context, cfg *conn.Config) (*conn.ConnReq, error) {
 	r, err := e.core().NextConnReq(ctx, params(cfg))
+	return (*conn.ConnReq)(r), err
+}
+
+// TryNextConnReq is NextConnReq that does not block, for event loops
+// (rpma_ep_next_conn_req on a non-blocking fd): with no request pending it
+// returns an error matching [rpma.ErrNoEvent].
+func (e *Endpoint) TryNextConnReq(cfg *conn.Config) (*conn.ConnReq, error) {
+	r, err := e.core().TryNextConnReq(params(cfg))
 	return (*conn.ConnReq)(r), err
 }
 

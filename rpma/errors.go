@@ -184,15 +184,25 @@ var (
 // connection's next event call.
 type ConnEventError struct {
 	Event ConnEvent
+	// Cause is why the library itself ended the connection with Event
+	// (ConnLost), for example a fatal asynchronous event of the device;
+	// nil when the event came from rdma_cm.
+	Cause error
 }
 
 var _ error = (*ConnEventError)(nil)
 
 // Error returns, for example, "rpma: waiting for completions: Connection
-// closed".
+// closed", followed by the cause when there is one.
 func (e *ConnEventError) Error() string {
+	if e.Cause != nil {
+		return "rpma: waiting for completions: " + e.Event.String() + ": " + e.Cause.Error()
+	}
 	return "rpma: waiting for completions: " + e.Event.String()
 }
+
+// Unwrap returns the cause, nil if none.
+func (e *ConnEventError) Unwrap() error { return e.Cause }
 
 // Is reports whether target is [ErrConnBroken].
 func (e *ConnEventError) Is(target error) bool { return target == ErrConnBroken }

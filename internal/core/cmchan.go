@@ -30,36 +30,57 @@ func newCMChannel(op string) (*cmChannel, error) {
 	return &cmChannel{ch: ch, w: w, fd: ch.FD()}, nil
 }
 
-// next waits for the next event, copied and acknowledged. Errors: ctx.Err()
-// when ctx ends, errClosed(op, what) when the channel is woken by Close, an
-// rpma provider error when rdma_get_cm_event fails.
+// take reads the next event without blocking. got is false when there is
+// none; err is a failed read, or a failed ack (with the event).
+func (c *cmChannel) take() (e ibv.CMEvent, got bool, err error) {
+	e, err = c.ch.GetEvent()
+	if err != nil && isAgain(err) {
+		return e, false, nil
+	}
+	return e, true, err
+}
+
+// next waits for the next event, copied and acknowledged (an exclusive
+// wait: each event goes to one caller). Errors: ctx.Err() when ctx ends,
+// errClosed(op, what) when the channel is woken by Close, an rpma
+// provider error when rdma_get_cm_event fails (or the event was read but
+// its ack failed: RPMA_E_PROVIDER, as in librpma).
 func (c *cmChannel) next(ctx context.Context, op, what string) (ibv.CMEvent, error) {
+	if err := ctx.Err(); err != nil {
+		return ibv.CMEvent{}, err
+	}
+	if e, got, err := c.take(); got {
+		return e, provider(op, err)
+	}
 	var (
-		ev     ibv.CMEvent
+		e      ibv.CMEvent
 		evErr  error
 		gotOne bool
 	)
-	err := c.w.wait(ctx, func() bool {
-		e, err := c.ch.GetEvent()
-		if err != nil && isAgain(err) {
-			return false
-		}
-		ev, evErr, gotOne = e, err, true
-		return true
+	err := c.w.wait(ctx, false, epoch{}, func() bool {
+		e, gotOne, evErr = c.take()
+		return gotOne
 	})
+	if gotOne {
+		return e, provider(op, evErr)
+	}
+	return e, waitError(op, what, "an rdma_cm event", err)
+}
+
+// waitError maps what a waiter's wait returned without the awaited
+// arrival: os.ErrClosed becomes errClosed(op, what) (the object is being
+// closed); the context's errors stay as they are; anything else becomes a
+// provider error.
+func waitError(op, what, awaited string, err error) error {
 	switch {
-	case gotOne && evErr != nil:
-		// rdma_get_cm_event failed, or the event was read but its ack
-		// failed: RPMA_E_PROVIDER, as in librpma.
-		return ev, provider(op, evErr)
-	case gotOne:
-		return ev, nil
+	case err == nil:
+		return rpma.NewError(op, rpma.CodeUnknown, 0, "the wait for %s ended without it", awaited)
 	case errors.Is(err, os.ErrClosed):
-		return ev, errClosed(op, what)
-	case err != nil && (errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded)):
-		return ev, err
+		return errClosed(op, what)
+	case errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded):
+		return err
 	default:
-		return ev, rpma.NewError(op, rpma.CodeProvider, 0, "waiting for an rdma_cm event: %v", err)
+		return rpma.NewError(op, rpma.CodeProvider, 0, "waiting for %s: %v", awaited, err)
 	}
 }
 

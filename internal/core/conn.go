@@ -29,18 +29,19 @@ type Conn struct {
 	nativeAtomicWrite bool
 	nativeFlush       bool
 
-	compBusy          atomic.Bool // GetComp on a shared channel
 	directWriteToPMem atomic.Bool
 	leak              *leak.Handle
 }
 
-// EventFD mirrors rpma_conn_get_event_fd: the event channel's fd, or -1
+// EventFD mirrors rpma_conn_get_event_fd: an fd readable whenever
+// NextEvent would return at once (the library's epoll instance of the
+// event channel and of the events completion waits read ahead), or -1
 // when c is nil or closed.
 func (c *Conn) EventFD() int {
 	if c == nil || c.closed() {
 		return -1
 	}
-	return c.ev.ch.fd
+	return c.ev.userFD
 }
 
 // CompFD mirrors rpma_conn_get_compl_fd: the shared completion channel's fd.
@@ -55,10 +56,10 @@ func (c *Conn) CompFD() (int, error) {
 		return -1, errClosed(op, "connection")
 	}
 	defer c.exit()
-	if c.q.compCh == nil {
+	if c.q.shared == nil {
 		return -1, rpma.NewError(op, rpma.CodeNotSharedChnl, 0, "")
 	}
-	return c.q.compCh.FD(), nil
+	return c.q.shared.ch.FD(), nil
 }
 
 // mapEvent is librpma's mapping of rdma_cm events (rpma_conn_next_event).
@@ -80,7 +81,8 @@ func mapEvent(t ibv.CMEventType) (rpma.ConnEvent, bool) {
 
 // NextEvent mirrors rpma_conn_next_event: it waits for the next
 // connection event. The first ESTABLISHED event's private data (the
-// accepting side's) is kept when the connection has none yet.
+// accepting side's) is kept when the connection has none yet. It is an
+// exclusive wait: concurrent calls each get a different event.
 func (c *Conn) NextEvent(ctx context.Context) (rpma.ConnEvent, error) {
 	const op = "conn_next_event"
 	if c == nil {
@@ -97,6 +99,36 @@ func (c *Conn) NextEvent(ctx context.Context) (rpma.ConnEvent, error) {
 	if err != nil {
 		return rpma.ConnUndefined, err
 	}
+	return reportEvent(op, ev)
+}
+
+// TryNextEvent is NextEvent that does not block: with no event, it returns
+// an error matching rpma.ErrNoEvent (rpma_conn_next_event on a
+// non-blocking fd).
+func (c *Conn) TryNextEvent() (rpma.ConnEvent, error) {
+	const op = "conn_next_event"
+	if c == nil {
+		return rpma.ConnUndefined, errNil(op, "connection")
+	}
+	if !c.enter() {
+		return rpma.ConnUndefined, errClosed(op, "connection")
+	}
+	defer c.exit()
+	ev, got, err := c.ev.take()
+	switch {
+	case !got:
+		return rpma.ConnUndefined, errNoEventYet
+	case err != nil:
+		return rpma.ConnUndefined, provider(op, err)
+	}
+	return reportEvent(op, ev)
+}
+
+var errNoEventYet = rpma.NewError("conn_next_event", rpma.CodeNoEvent, 0, "no event pending")
+
+// reportEvent maps an rdma_cm event to the connection event NextEvent
+// returns, logging it as librpma does.
+func reportEvent(op string, ev ibv.CMEvent) (rpma.ConnEvent, error) {
 	e, ok := mapEvent(ev.Type)
 	if !ok {
 		rpma.Logf(rpma.LogWarning, "%s: %s", rpma.ConnUndefined, ev.Type)
@@ -204,10 +236,8 @@ func (c *Conn) Close() error {
 	if c == nil || !c.beginClose() {
 		return nil
 	}
-	c.ev.ch.wake()
-	if c.q.compW != nil {
-		c.q.compW.close()
-	}
+	c.ev.wake()
+	c.q.shared.wake()
 	// Wake completion waits too: GetSendComp and GetRecvComp wait on a
 	// CQ while inside the connection.
 	c.q.cq.wake()

@@ -4,8 +4,6 @@ import (
 	"context"
 	"net/netip"
 
-	"golang.org/x/sys/unix"
-
 	"github.com/gorpma/rpma/internal/ibv"
 	"github.com/gorpma/rpma/internal/leak"
 	"github.com/gorpma/rpma/rpma"
@@ -30,8 +28,7 @@ type ConnReq struct {
 // queues are the verbs objects a request creates for its connection,
 // and the accounting of its work queues.
 type queues struct {
-	compCh *ibv.CompChannel // shared completion channel, or nil
-	compW  *waiter          // its waiter (it also watches the event channel)
+	shared *sharedChannel // the shared completion channel, or nil
 	cq     *CQ
 	rcq    *CQ // nil when RCQSize is 0
 	qpNum  uint32
@@ -41,6 +38,7 @@ type queues struct {
 	rq     *workQueue // nil with an SRQ
 	srq    *SRQ       // nil without
 	flush  *flushBuf  // the emulated flush's read target; nil with native flush
+	owner  *owner     // what the device's asynchronous events about the QP and CQs reach
 	// What the connection does natively (else emulates).
 	nativeAtomicWrite bool
 	nativeFlush       bool
@@ -69,6 +67,9 @@ func createQueues(op string, p *Peer, id *ibv.CMID, prm *ConnParams, ev *connEve
 		if s.peer != p {
 			return q, rpma.Inval(op, "the SRQ belongs to another peer")
 		}
+		if err := checkSRQRoom(op, prm, s); err != nil {
+			return q, err
+		}
 		if err := s.acquire(op); err != nil {
 			return q, err
 		}
@@ -79,21 +80,23 @@ func createQueues(op string, p *Peer, id *ibv.CMID, prm *ConnParams, ev *connEve
 		return queues{}, err
 	}
 	var err error
+	var sharedCh *ibv.CompChannel
 	if prm.SharedCompChannel {
-		if q.compCh, err = p.ctx.CreateCompChannel(); err != nil {
-			return fail(provider(op, err))
+		if q.shared, err = newSharedChannel(op, p.ctx, ev); err != nil {
+			return fail(err)
 		}
-		if q.compW, err = newEpollWaiter("ibv_comp_channel", q.compCh.FD(), ev.ch.fd, ev.termFD); err != nil {
-			return fail(provider(op, err))
-		}
+		sharedCh = q.shared.ch
 	}
-	if q.cq, err = newCQ(op, p.ctx, prm.CQSize, q.compCh, ev.ch.fd, ev.termFD); err != nil {
+	if q.cq, err = newCQ(op, p.ctx, prm.CQSize, sharedCh, ev.ch.fd, ev.termFD); err != nil {
 		return fail(err)
 	}
 	if prm.RCQSize > 0 {
-		if q.rcq, err = newCQ(op, p.ctx, prm.RCQSize, q.compCh, ev.ch.fd, ev.termFD); err != nil {
+		if q.rcq, err = newCQ(op, p.ctx, prm.RCQSize, sharedCh, ev.ch.fd, ev.termFD); err != nil {
 			return fail(err)
 		}
+	}
+	if q.shared != nil {
+		q.shared.cq, q.shared.rcq = q.cq, q.rcq
 	}
 	q.cq.maxCQE = p.attr.MaxCQE
 	if q.rcq != nil {
@@ -153,6 +156,7 @@ func createQueues(op string, p *Peer, id *ibv.CMID, prm *ConnParams, ev *connEve
 		recvCQ.rq = q.rq
 	case q.srq.rcq == nil:
 		recvCQ.srq = q.srq.tbl
+		recvCQ.budget.reserved = int64(q.srq.size) // checkSRQRoom made room
 	}
 	q.cq.ev = ev
 	if q.rcq != nil {
@@ -160,7 +164,29 @@ func createQueues(op string, p *Peer, id *ibv.CMID, prm *ConnParams, ev *connEve
 	}
 	st := q.state
 	ev.onTerm = func(e rpma.ConnEvent) { st.breakWith(&rpma.ConnEventError{Event: e}) }
+	q.owner = registerOwner(p.ctx, &q, ev, id)
 	return q, nil
+}
+
+// checkSRQRoom refuses a connection whose receives complete, through an
+// SRQ without a receive CQ of its own, on a CQ of the connection that
+// could overrun: a post cannot know which connection's CQ an SRQ receive
+// will complete on, so the CQ must hold every receive the SRQ can have
+// outstanding, besides the send queue's completions when they share it.
+func checkSRQRoom(op string, prm *ConnParams, s *SRQ) error {
+	if s.rcq != nil {
+		return nil
+	}
+	if prm.RCQSize > 0 {
+		if prm.RCQSize < s.size {
+			return rpma.Inval(op, "RCQSize %d is below the SRQ's RQSize %d: every receive of the SRQ (which has no receive CQ of its own) may complete on this connection's receive CQ", prm.RCQSize, s.size)
+		}
+		return nil
+	}
+	if prm.CQSize < prm.SQSize+s.size {
+		return rpma.Inval(op, "CQSize %d is below SQSize %d + the SRQ's RQSize %d: every receive of the SRQ (which has no receive CQ of its own) may complete on this connection's CQ, besides the sends", prm.CQSize, prm.SQSize, s.size)
+	}
+	return nil
 }
 
 // librpma's QP limits (src/peer.c).
@@ -174,16 +200,18 @@ const (
 // SRQ.
 func (q *queues) destroy(id *ibv.CMID) error {
 	var errs errList
+	q.unregister()
 	if id != nil {
 		id.DestroyQP()
 	}
+	// Completions nobody polled still hold slots: an SRQ's receives among
+	// them would be lost to the SRQ for good.
+	q.rcq.drain()
+	q.cq.drain()
 	errs.add(q.flush.destroy())
 	errs.add(q.rcq.close())
 	errs.add(q.cq.close())
-	if q.compCh != nil {
-		q.compW.close()
-		errs.add(provider("conn_delete", q.compCh.Destroy()))
-	}
+	errs.add(q.shared.destroy())
 	if q.srq != nil {
 		q.srq.release()
 	}
@@ -259,17 +287,19 @@ func newActive(ctx context.Context, op string, p *Peer, addr, port string, prm *
 	}
 	q, err := createQueues(op, p, id, prm, ev)
 	if err != nil {
-		unix.Close(ev.termFD)
+		ev.closeFDs()
 		return fail(err)
 	}
-	return &ConnReq{
+	r := &ConnReq{
 		peer:   p,
 		ev:     ev,
 		id:     id,
 		q:      q,
 		params: *prm,
 		leak:   leak.Track("conn.ConnReq"),
-	}, nil
+	}
+	r.open()
+	return r, nil
 }
 
 // await waits for the outcome of an asynchronous resolution: the ok
@@ -320,11 +350,11 @@ func newPassive(op string, p *Peer, cm *ibv.CMEvent, prm *ConnParams) (*ConnReq,
 	}
 	q, err := createQueues(op, p, id, prm, ev)
 	if err != nil {
-		unix.Close(ev.termFD)
+		ev.closeFDs()
 		p.release()
 		return fail(ch, err)
 	}
-	return &ConnReq{
+	r := &ConnReq{
 		peer:    p,
 		ev:      ev,
 		id:      id,
@@ -333,7 +363,9 @@ func newPassive(op string, p *Peer, cm *ibv.CMEvent, prm *ConnParams) (*ConnReq,
 		passive: true,
 		pdata:   cm.PrivateData,
 		leak:    leak.Track("conn.ConnReq"),
-	}, nil
+	}
+	r.open()
+	return r, nil
 }
 
 // IsPassive reports whether r is an incoming request (from an endpoint).
@@ -416,6 +448,7 @@ func (r *ConnReq) Connect(pdata []byte) (*Conn, error) {
 		return nil, err
 	}
 	c.leak = leak.Track("conn.Conn")
+	c.open()
 	return c, nil
 }
 
@@ -441,7 +474,7 @@ func (r *ConnReq) Close() error {
 	if r == nil || !r.beginClose() {
 		return nil
 	}
-	r.ev.ch.wake()
+	r.ev.wake()
 	r.lock()
 	defer r.unlock()
 	r.leak.Release()

@@ -135,6 +135,11 @@ func TestCheckDevice(t *testing.T) {
 
 func TestLife(t *testing.T) {
 	var l life
+	require.False(t, l.enter(), "a zero value was never opened")
+	require.True(t, l.closed())
+	require.False(t, l.beginClose(), "closing a zero value does nothing")
+	l.open()
+	require.False(t, l.closed())
 	require.True(t, l.enter())
 	l.exit()
 	require.True(t, l.beginClose())
@@ -163,20 +168,20 @@ func TestWaiter(t *testing.T) {
 	// Data ready: no wait.
 	_, err = syscall.Write(fds[1], []byte{1})
 	require.NoError(t, err)
-	require.NoError(t, w.wait(context.Background(), read))
+	require.NoError(t, w.wait(context.Background(), false, epoch{}, read))
 
 	// Data arriving later wakes the waiter.
 	go func() {
 		time.Sleep(20 * time.Millisecond)
 		syscall.Write(fds[1], []byte{1})
 	}()
-	require.NoError(t, w.wait(context.Background(), read))
+	require.NoError(t, w.wait(context.Background(), false, epoch{}, read))
 
 	// A deadline ends the wait with context.DeadlineExceeded.
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Millisecond)
 	defer cancel()
 	start := time.Now()
-	err = w.wait(ctx, read)
+	err = w.wait(ctx, false, epoch{}, read)
 	require.ErrorIs(t, err, context.DeadlineExceeded)
 	require.Less(t, time.Since(start), 5*time.Second)
 
@@ -184,22 +189,22 @@ func TestWaiter(t *testing.T) {
 	ctx, cancel = context.WithCancel(context.Background())
 	go func() { time.Sleep(20 * time.Millisecond); cancel() }()
 	start = time.Now()
-	err = w.wait(ctx, read)
+	err = w.wait(ctx, false, epoch{}, read)
 	require.ErrorIs(t, err, context.Canceled)
 	t.Logf("cancel latency on a pipe: %v", time.Since(start)-20*time.Millisecond)
 
 	// An already cancelled context returns at once, without reading.
 	_, err = syscall.Write(fds[1], []byte{1})
 	require.NoError(t, err)
-	err = w.wait(ctx, func() bool { t.Fatal("try called"); return true })
+	err = w.wait(ctx, false, epoch{}, func() bool { t.Fatal("try called"); return true })
 	require.ErrorIs(t, err, context.Canceled)
 
 	// The previous cancellation left no past deadline behind.
-	require.NoError(t, w.wait(context.Background(), read))
+	require.NoError(t, w.wait(context.Background(), false, epoch{}, read))
 
 	// close wakes a blocked wait with os.ErrClosed.
 	go func() { time.Sleep(20 * time.Millisecond); w.close() }()
-	err = w.wait(context.Background(), read)
+	err = w.wait(context.Background(), false, epoch{}, read)
 	require.True(t, errors.Is(err, os.ErrClosed), "%v", err)
 }
 
@@ -260,6 +265,7 @@ func TestArgumentsBeforeVerbs(t *testing.T) {
 	require.ErrorIs(t, err, rpma.ErrInvalidArgument)
 
 	p := &Peer{} // stands in for an open peer
+	p.open()
 	_, err = Listen(p, "", "0")
 	require.ErrorIs(t, err, rpma.ErrInvalidArgument)
 	_, err = Listen(p, "192.0.2.1", "")
@@ -279,22 +285,26 @@ func TestArgumentsBeforeVerbs(t *testing.T) {
 	require.Zero(t, p.Children(), "no child registered on argument errors")
 
 	e := &Endpoint{}
+	e.open()
 	_, err = e.NextConnReq(context.Background(), &bad)
 	require.ErrorIs(t, err, rpma.ErrInvalidArgument)
 
 	// Private data is checked before the request is consumed.
 	r := &ConnReq{}
+	r.open()
 	_, err = r.Connect(make([]byte, MaxConnectPrivateData+1))
 	require.ErrorIs(t, err, rpma.ErrInvalidArgument)
 	require.False(t, r.closed(), "an argument error does not consume the request")
 	r = &ConnReq{passive: true}
+	r.open()
 	_, err = r.Connect(make([]byte, MaxAcceptPrivateData+1))
 	require.ErrorIs(t, err, rpma.ErrInvalidArgument)
 	require.False(t, r.closed())
 
 	// A closed peer refuses children.
 	closed := &Peer{}
-	closed.closing.Store(true)
+	closed.open()
+	closed.markClosed()
 	_, err = Listen(closed, "192.0.2.1", "0")
 	require.ErrorIs(t, err, rpma.ErrInvalidArgument)
 	require.ErrorIs(t, err, os.ErrClosed)
@@ -302,7 +312,9 @@ func TestArgumentsBeforeVerbs(t *testing.T) {
 
 func TestPeerCloseRefusesWithChildren(t *testing.T) {
 	d := &Device{}
+	d.open()
 	p := &Peer{dev: d}
+	p.open()
 	d.peers.Add(1)
 	require.NoError(t, p.acquire("x"))
 	err := p.Close()

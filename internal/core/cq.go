@@ -107,9 +107,10 @@ func newCQ(op string, ctx *ibv.Context, cqe int, shared *ibv.CompChannel, watch 
 	q.cq = cq
 	q.fd = q.ch.FD()
 	q.size = cq.CQE()
-	q.budget.capacity.Store(int64(q.size))
+	q.budget.capacity = int64(q.size)
 	q.stash = make([]WC, 0, q.size)
 	q.leak = leak.Track("cq.CQ")
+	q.open()
 	return q, nil
 }
 
@@ -158,97 +159,141 @@ func (q *CQ) ibvCQ() *ibv.CQ {
 // events: when the connection is closed or lost it returns a
 // *rpma.ConnEventError instead of waiting for completions that will never
 // come.
+//
+// It is a broadcast wait: it returns nil once a completion event has been
+// read since it began (by this call or by another one waiting on the CQ),
+// or when completions wait to be polled; several goroutines may wait at
+// once, each with its own context.
 func (q *CQ) Wait(ctx context.Context) error {
 	const op = "cq_wait"
-	if q == nil {
-		return errNil(op, "CQ")
+	if err := q.checkWait(op, ctx); err != nil {
+		return err
 	}
-	if ctx == nil {
-		return errNil(op, "context")
+	if !q.enter() {
+		return errClosed(op, "CQ")
 	}
-	if q.shared {
-		return rpma.NewError(op, rpma.CodeSharedChannel, 0, "use conn.Conn.Wait")
+	defer q.exit()
+	return q.wait(ctx, op)
+}
+
+// TryWait is Wait that does not block: with no completion event pending
+// and nothing reaped, it returns an error matching rpma.ErrNoCompletion
+// (rpma_cq_wait on a non-blocking channel). An event it reads is
+// acknowledged and the CQ re-armed, so the completion fd is not readable
+// afterwards (a level-triggered event loop does not spin on it).
+func (q *CQ) TryWait() error {
+	const op = "cq_wait"
+	if err := q.checkWait(op, context.Background()); err != nil {
+		return err
 	}
 	if !q.enter() {
 		return errClosed(op, "CQ")
 	}
 	defer q.exit()
 	if q.pending() {
-		return nil // completions a post reaped: no event will announce them
+		return nil
 	}
-	return waitCompletion(ctx, op, q.w, q.ch, q.ev, func(c *ibv.CQ) *CQ {
-		if c.Same(q.cq) {
-			return q
-		}
-		return nil
-	}, func() *CQ {
-		if q.fill() {
-			return q
-		}
-		return nil
-	}, nil)
+	if !q.w.tryTurn() {
+		// Another goroutine is parked on the channel: whatever is
+		// pending is its to read.
+		return errNoCompletionYet
+	}
+	done, err := q.tryOnce(op)
+	if done && err == nil {
+		q.w.arrived(0)
+	}
+	q.w.release()
+	if !done {
+		return errNoCompletionYet
+	}
+	return err
 }
 
-// waitCompletion waits on w for an event of channel ch, which find maps
-// to one of its CQs; that CQ is acknowledged and re-armed, and stored in
-// *got when got is not nil. With ev, the wait ends with a ConnEventError
-// once the connection has a terminal event, no completion event is
-// pending and leftover finds no completion in the CQs: a completion the
-// provider queued before the disconnect may be announced after it (rxe
-// 6.1 raises the event from a tasklet), and it must not be lost behind
-// the ConnEventError. leftover returns the CQ holding one, or nil.
-func waitCompletion(ctx context.Context, op string, w *waiter, ch *ibv.CompChannel, ev *connEvents,
-	find func(*ibv.CQ) *CQ, leftover func() *CQ, got **CQ) error {
-	var (
-		res  error
-		done bool
-	)
-	err := w.wait(ctx, func() bool {
-		c, err := ch.GetCQEvent()
-		if err == nil {
-			done = true
-			q := find(c)
-			if q == nil {
-				res = rpma.NewError(op, rpma.CodeUnknown, 0, "event of an unknown CQ")
-				return true
-			}
-			q.cq.AckEvents(1)
-			if err := q.cq.ReqNotify(false); err != nil {
-				res = provider(op, err)
-				return true
-			}
-			if got != nil {
-				*got = q
-			}
-			return true
-		}
-		if !isAgain(err) {
-			done, res = true, rpma.NewError(op, rpma.CodeNoCompletion, errnoOf(err), "ibv_get_cq_event failed")
-			return true
-		}
-		if e, ok := ev.terminal(); ok {
-			done = true
-			if c := leftover(); c != nil {
-				if got != nil {
-					*got = c
-				}
-				return true
-			}
-			res = &rpma.ConnEventError{Event: e}
-			return true
-		}
-		return false
-	})
+var errNoCompletionYet = rpma.NewError("cq_wait", rpma.CodeNoCompletion, 0, "no completion event pending")
+
+func (q *CQ) checkWait(op string, ctx context.Context) error {
 	switch {
-	case done:
-		return res
-	case errors.Is(err, os.ErrClosed):
-		return errClosed(op, "CQ")
-	case err != nil && (errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded)):
-		return err
-	default:
-		return rpma.NewError(op, rpma.CodeProvider, 0, "waiting for a completion event: %v", err)
+	case q == nil:
+		return errNil(op, "CQ")
+	case ctx == nil:
+		return errNil(op, "context")
+	case q.shared:
+		return rpma.NewError(op, rpma.CodeSharedChannel, 0, "use conn.Conn.Wait")
 	}
+	return nil
+}
+
+// wait is Wait for a caller that has entered q.
+func (q *CQ) wait(ctx context.Context, op string) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	if q.pending() {
+		return nil // completions a post reaped: no event may announce them
+	}
+	w := q.w
+	e := w.epochNow()
+	// The fast path: an event already pending, read in one crossing with
+	// nothing allocated. Only the holder of the turn reads events, so a
+	// goroutine parked on the channel never sleeps through one.
+	if w.tryTurn() {
+		done, err := q.tryOnce(op)
+		if done && err == nil {
+			w.arrived(0)
+		}
+		w.release()
+		if done {
+			return err
+		}
+	}
+	// Completions may wait in the CQ with their event already read (by a
+	// wait that returned before they were polled).
+	if q.fill() {
+		return nil
+	}
+	var res error
+	err := w.wait(ctx, true, e, func() bool {
+		done, err := q.tryOnce(op)
+		if done {
+			res = err
+			if err == nil {
+				w.arrived(0)
+			}
+		}
+		return done
+	})
+	if err != nil {
+		return waitError(op, "CQ", "a completion event", err)
+	}
+	return res
+}
+
+// tryOnce reads a pending completion event of the CQ's own channel; with
+// none, it checks the connection's events. It reports whether the wait is
+// over, and with what error. The caller holds the turn.
+func (q *CQ) tryOnce(op string) (bool, error) {
+	ref, err := q.ch.GetCQEventRearm()
+	switch {
+	case err == nil:
+		if !q.cq.Is(ref) {
+			return true, rpma.NewError(op, rpma.CodeUnknown, 0, "event of an unknown CQ")
+		}
+		return true, nil
+	case !isAgain(err):
+		return true, cqEventError(op, err)
+	}
+	return q.ev.ended(q.fill)
+}
+
+// cqEventError maps a failure of GetCQEventRearm: reading the event
+// matches rpma.ErrNoCompletion (librpma's rpma_cq_wait), re-arming
+// rpma.ErrProvider.
+func cqEventError(op string, err error) error {
+	var se *os.SyscallError
+	if errors.As(err, &se) && se.Syscall == "ibv_req_notify_cq" {
+		return provider(op, err)
+	}
+	return rpma.NewError(op, rpma.CodeNoCompletion, errnoOf(err), "ibv_get_cq_event failed")
 }
 
 // GetWC mirrors rpma_cq_get_wc: it polls up to len(wc) completions into
@@ -344,6 +389,21 @@ func (q *CQ) pollIntoStash(op string) bool {
 	return true
 }
 
+// drain polls and retires whatever the CQ still holds, dropping the
+// caller's completions: its connection is being closed (its QP is gone),
+// and slots of an SRQ that completed here must go back to the SRQ.
+func (q *CQ) drain() {
+	if q == nil || q.cq == nil {
+		return
+	}
+	q.pmu.Lock()
+	defer q.pmu.Unlock()
+	q.stash = q.stash[:0]
+	for q.pollIntoStash("cq_drain") && len(q.stash) > 0 {
+		q.stash = q.stash[:0]
+	}
+}
+
 // pending reports whether reaped completions wait in the stash.
 func (q *CQ) pending() bool {
 	q.pmu.Lock()
@@ -408,20 +468,26 @@ func (q *CQ) Resize(n int) error {
 	defer q.exit()
 	q.pmu.Lock()
 	defer q.pmu.Unlock()
+	// Posts reserve under the budget's lock: holding it across the check
+	// and the resize makes them atomic with respect to posts.
+	b := &q.budget
+	b.mu.Lock()
+	defer b.mu.Unlock()
 	// Every outstanding work request can still put a completion on the
 	// CQ (at least on error), and the unpolled ones are there already: a
 	// smaller CQ would overrun, which the provider notices only for the
-	// unpolled (rxe: EINVAL).
-	if used := q.budget.used.Load() + int64(len(q.stash)); int64(n) < used {
+	// unpolled (rxe: EINVAL). Entries reserved for an SRQ's receives
+	// count too.
+	if used := b.used + b.reserved + int64(len(q.stash)); int64(n) < used {
 		return rpma.NewError(op, rpma.CodeInval, syscall.EINVAL,
-			"size %d is below the %d completions outstanding or not yet polled", n, used)
+			"size %d is below the %d completions outstanding, reserved for an SRQ's receives or not yet polled", n, used)
 	}
 	if err := q.cq.Resize(n); err != nil {
 		return providerMsg(op, err, "resize to %d entries (with %d entries possibly unpolled; the provider refuses a size below them)",
-			n, q.budget.used.Load())
+			n, b.used)
 	}
 	q.size = q.cq.CQE()
-	q.budget.capacity.Store(int64(q.size))
+	b.capacity = int64(q.size)
 	if cap(q.stash) < q.size {
 		q.stash = append(make([]WC, 0, q.size), q.stash...)
 	}

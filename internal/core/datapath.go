@@ -3,6 +3,7 @@ package core
 import (
 	"context"
 	"encoding/binary"
+	"strconv"
 	"syscall"
 
 	"github.com/gorpma/rpma/internal/ibv"
@@ -24,10 +25,14 @@ func checkFlags(op string, flags rpma.CompletionFlags) (user bool, err error) {
 	return flags&(rpma.CompletionAlways&^rpma.CompletionOnError) != 0, nil
 }
 
-// localRange checks [off, off+n) of a local region and returns its
-// address and key. A nil m stands for no memory (0-byte operations): off
-// and n must be 0.
-func localRange(op string, m *MR, off, n int) (uint64, uint32, error) {
+// localRange checks a local region for an operation of p's that needs
+// the usage bit need, and [off, off+n) of it, and returns its address and
+// key. A nil m stands for no memory (0-byte operations): off and n must
+// be 0. The region must belong to p (its protection domain: the device
+// refuses another's lkey, and breaks the connection for it) and have the
+// usage (librpma does not check it; a receive buffer posted as a send
+// source would go out).
+func localRange(op string, p *Peer, m *MR, need, off, n int) (uint64, uint32, error) {
 	if m == nil {
 		if off != 0 || n != 0 {
 			return 0, 0, rpma.Inval(op, "no local memory region: offset and length must be 0")
@@ -37,25 +42,58 @@ func localRange(op string, m *MR, off, n int) (uint64, uint32, error) {
 	if m.closed() {
 		return 0, 0, errClosed(op, "memory region")
 	}
+	if m.peer != p {
+		return 0, 0, rpma.Inval(op, "the local memory region was registered on another peer (protection domain)")
+	}
+	if m.usage&need == 0 {
+		return 0, 0, rpma.Inval(op, "the local memory region was registered without %s, which %s needs", usageName(need), op)
+	}
 	if err := checkRange(op, "local memory region", off, n, m.size); err != nil {
 		return 0, 0, err
 	}
 	return m.addr + uint64(off), m.lkey, nil
 }
 
-// remoteRange checks [off, off+n) of a remote region and returns its
-// address and key; nil as for localRange.
-func remoteRange(op string, r *RemoteMR, off, n int) (uint64, uint32, error) {
+// remoteRange checks [off, off+n) of a remote region whose descriptor must
+// have one of the usage bits need (0: any), and returns its address and
+// key; nil as for localRange.
+func remoteRange(op string, r *RemoteMR, need, off, n int) (uint64, uint32, error) {
 	if r == nil {
 		if off != 0 || n != 0 {
 			return 0, 0, rpma.Inval(op, "no remote memory region: offset and length must be 0")
 		}
 		return 0, 0, nil
 	}
+	if need != 0 && r.usage&need == 0 {
+		return 0, 0, rpma.Inval(op, "the remote memory region's descriptor lacks %s, which %s needs (the other side did not register it for that)", usageName(need), op)
+	}
 	if err := checkRange(op, "remote memory region", off, n, r.size); err != nil {
 		return 0, 0, err
 	}
 	return r.raddr + uint64(off), r.rkey, nil
+}
+
+// usageName names a usage bit as package mr exports it.
+func usageName(u int) string {
+	switch u {
+	case UsageReadSrc:
+		return "mr.UsageReadSrc"
+	case UsageReadDst:
+		return "mr.UsageReadDst"
+	case UsageWriteSrc:
+		return "mr.UsageWriteSrc"
+	case UsageWriteDst:
+		return "mr.UsageWriteDst"
+	case UsageFlushVisibility:
+		return "mr.UsageFlushVisibility"
+	case UsageFlushPersistent:
+		return "mr.UsageFlushPersistent"
+	case UsageSend:
+		return "mr.UsageSend"
+	case UsageRecv:
+		return "mr.UsageRecv"
+	}
+	return "usage 0x" + strconv.FormatInt(int64(u), 16)
 }
 
 // bothOrNeither is librpma's rule for read and write: both regions, or
@@ -68,10 +106,11 @@ func bothOrNeither(op string, local *MR, remote *RemoteMR) error {
 }
 
 // postError turns the errno of a failed post into an error: a full queue
-// in the provider's view is rpma.ErrQueueFull; a QP in the error state
-// marks the connection broken.
+// in the provider's view (ENOMEM from ibv_post_send, ENOSPC from the
+// extended API's ibv_wr_complete, as rxe returns them) is
+// rpma.ErrQueueFull; a QP in the error state marks the connection broken.
 func postError(call string, errno syscall.Errno, qp *ibv.QP, st *qpState) error {
-	if errno == syscall.ENOMEM {
+	if errno == syscall.ENOMEM || errno == syscall.ENOSPC {
 		return errSQFull
 	}
 	if qp != nil && st != nil {
@@ -171,18 +210,18 @@ func (c *Conn) Read(dst *MR, dstOff int, src *RemoteMR, srcOff, n int, flags rpm
 	if err := bothOrNeither(op, dst, src); err != nil {
 		return err
 	}
-	laddr, lkey, err := localRange(op, dst, dstOff, n)
-	if err != nil {
-		return err
-	}
-	raddr, rkey, err := remoteRange(op, src, srcOff, n)
-	if err != nil {
-		return err
-	}
 	if err := c.enterData(op); err != nil {
 		return err
 	}
 	defer c.exit()
+	laddr, lkey, err := localRange(op, c.peer, dst, UsageReadDst, dstOff, n)
+	if err != nil {
+		return err
+	}
+	raddr, rkey, err := remoteRange(op, src, UsageReadSrc, srcOff, n)
+	if err != nil {
+		return err
+	}
 	return c.postSend(postPlain, user, ctx, sendArgs{op: ibv.OpRDMARead, laddr: laddr, length: uint32(n), lkey: lkey, raddr: raddr, rkey: rkey})
 }
 
@@ -204,18 +243,18 @@ func (c *Conn) write(op string, wop ibv.SendOp, dst *RemoteMR, dstOff int, src *
 	if err := bothOrNeither(op, src, dst); err != nil {
 		return err
 	}
-	laddr, lkey, err := localRange(op, src, srcOff, n)
-	if err != nil {
-		return err
-	}
-	raddr, rkey, err := remoteRange(op, dst, dstOff, n)
-	if err != nil {
-		return err
-	}
 	if err := c.enterData(op); err != nil {
 		return err
 	}
 	defer c.exit()
+	laddr, lkey, err := localRange(op, c.peer, src, UsageWriteSrc, srcOff, n)
+	if err != nil {
+		return err
+	}
+	raddr, rkey, err := remoteRange(op, dst, UsageWriteDst, dstOff, n)
+	if err != nil {
+		return err
+	}
 	return c.postSend(postPlain, user, ctx, sendArgs{op: wop, laddr: laddr, length: uint32(n), lkey: lkey, raddr: raddr, rkey: rkey, imm: imm})
 }
 
@@ -234,7 +273,7 @@ func (c *Conn) AtomicWrite(dst *RemoteMR, dstOff int, src [8]byte, flags rpma.Co
 	if dstOff%rpma.AtomicWriteAlignment != 0 {
 		return rpma.Inval(op, "offset %d is not a multiple of %d", dstOff, rpma.AtomicWriteAlignment)
 	}
-	raddr, rkey, err := remoteRange(op, dst, dstOff, rpma.AtomicWriteAlignment)
+	raddr, rkey, err := remoteRange(op, dst, UsageWriteDst, dstOff, rpma.AtomicWriteAlignment)
 	if err != nil {
 		return err
 	}
@@ -278,12 +317,12 @@ func (c *Conn) flushAllowed(op string, dst *RemoteMR, typ rpma.FlushType) error 
 // flushRange checks the flushed range and, for the emulated flush, the
 // 8-byte read at its start.
 func (c *Conn) flushRange(op string, dst *RemoteMR, off, n int) (uint64, uint32, error) {
-	raddr, rkey, err := remoteRange(op, dst, off, n)
+	raddr, rkey, err := remoteRange(op, dst, 0, off, n)
 	if err != nil {
 		return 0, 0, err
 	}
 	if !c.nativeFlush {
-		if _, _, err := remoteRange(op, dst, off, 8); err != nil {
+		if _, _, err := remoteRange(op, dst, 0, off, 8); err != nil {
 			return 0, 0, rpma.Inval(op, "the emulated flush reads 8 bytes at offset %d, outside the remote region of %d bytes", off, dst.size)
 		}
 	}
@@ -346,7 +385,14 @@ func (c *Conn) WriteAndFlush(dst *RemoteMR, dstOff int, src *MR, srcOff, n int, 
 	if err := c.flushAllowed(op, dst, typ); err != nil {
 		return err
 	}
-	laddr, lkey, err := localRange(op, src, srcOff, n)
+	if dst.usage&UsageWriteDst == 0 {
+		return rpma.Inval(op, "the remote memory region's descriptor lacks mr.UsageWriteDst, which %s needs (the other side did not register it for that)", op)
+	}
+	if err := c.enterData(op); err != nil {
+		return err
+	}
+	defer c.exit()
+	laddr, lkey, err := localRange(op, c.peer, src, UsageWriteSrc, srcOff, n)
 	if err != nil {
 		return err
 	}
@@ -354,10 +400,6 @@ func (c *Conn) WriteAndFlush(dst *RemoteMR, dstOff int, src *MR, srcOff, n int, 
 	if err != nil {
 		return err
 	}
-	if err := c.enterData(op); err != nil {
-		return err
-	}
-	defer c.exit()
 	sq := c.q.sq
 	sq.mu.Lock()
 	s, err := sq.reserve(2)
@@ -370,23 +412,34 @@ func (c *Conn) WriteAndFlush(dst *RemoteMR, dstOff int, src *MR, srcOff, n int, 
 	if sq.signal(false) {
 		f1 = ibv.SendSignaled
 	}
+	afterFirst := sq.unsignaled
 	if sq.signal(user) {
 		f2 = ibv.SendSignaled
 	}
 	sq.set(s, ctx, false)
 	sq.set(s+1, ctx, user)
 	sq.commit(s + 2)
-	var errno syscall.Errno
+	var (
+		errno  syscall.Errno
+		posted int // of the two, on failure (the batch of the extended API is all or nothing)
+	)
 	if c.q.nativeFlush {
 		errno = c.q.qp.PostWriteFlush(wrKindSQ|s, f1, laddr, uint32(n), lkey, raddr, rkey,
 			wrKindSQ|(s+1), f2, raddr, flushPlacement(typ))
 	} else {
 		fb := c.q.flush
-		errno = c.q.qp.PostWriteRead(wrKindSQ|s, f1, laddr, uint32(n), lkey, raddr, rkey,
+		errno, posted = c.q.qp.PostWriteRead(wrKindSQ|s, f1, laddr, uint32(n), lkey, raddr, rkey,
 			wrKindSQ|(s+1), f2, fb.addr, fb.lkey, raddr)
 	}
 	if errno != 0 {
-		sq.rollback(s, 2, saved)
+		// The provider rang the doorbell for what it accepted: only the
+		// rest is rolled back. A posted write keeps its slot (a later
+		// completion retires it) and completes only on error.
+		if posted == 1 {
+			sq.rollback(s+1, 1, afterFirst)
+		} else {
+			sq.rollback(s, 2, saved)
+		}
 		sq.mu.Unlock()
 		return postError("ibv_post_send", errno, c.q.qp, c.q.state)
 	}
@@ -409,28 +462,28 @@ func (c *Conn) send(op string, sop ibv.SendOp, src *MR, off, n int, flags rpma.C
 	if err != nil {
 		return err
 	}
-	laddr, lkey, err := localRange(op, src, off, n)
-	if err != nil {
-		return err
-	}
 	if err := c.enterData(op); err != nil {
 		return err
 	}
 	defer c.exit()
+	laddr, lkey, err := localRange(op, c.peer, src, UsageSend, off, n)
+	if err != nil {
+		return err
+	}
 	return c.postSend(postPlain, user, ctx, sendArgs{op: sop, laddr: laddr, length: uint32(n), lkey: lkey, imm: imm})
 }
 
 // Recv mirrors rpma_recv.
 func (c *Conn) Recv(dst *MR, off, n int, ctx uint64) error {
 	const op = "recv"
-	laddr, lkey, err := localRange(op, dst, off, n)
-	if err != nil {
-		return err
-	}
 	if err := c.enterData(op); err != nil {
 		return err
 	}
 	defer c.exit()
+	laddr, lkey, err := localRange(op, c.peer, dst, UsageRecv, off, n)
+	if err != nil {
+		return err
+	}
 	return c.q.recv(op, laddr, uint32(n), lkey, ctx)
 }
 
@@ -451,7 +504,7 @@ func (q *queues) recv(op string, laddr uint64, n, lkey uint32, ctx uint64) error
 	if errno := q.qp.PostRecv(wrKindRQ|s, laddr, n, lkey); errno != 0 {
 		rq.rollback(s, 1, 0)
 		rq.mu.Unlock()
-		if errno == syscall.ENOMEM {
+		if errno == syscall.ENOMEM || errno == syscall.ENOSPC {
 			return errRQFull
 		}
 		return postError("ibv_post_recv", errno, q.qp, q.state)
@@ -467,22 +520,22 @@ func (r *ConnReq) Recv(dst *MR, off, n int, ctx uint64) error {
 	if r == nil {
 		return errNil(op, "connection request")
 	}
-	laddr, lkey, err := localRange(op, dst, off, n)
-	if err != nil {
-		return err
-	}
 	if !r.enter() {
 		return errClosed(op, "connection request")
 	}
 	defer r.exit()
+	laddr, lkey, err := localRange(op, r.peer, dst, UsageRecv, off, n)
+	if err != nil {
+		return err
+	}
 	return r.q.recv(op, laddr, uint32(n), lkey, ctx)
 }
 
 // Wait mirrors rpma_conn_wait: with a shared completion channel, it waits
 // for the next completion event, acknowledges it, re-arms the CQ it
 // belongs to and returns that CQ and whether it is the receive CQ. Like
-// CQ.Wait it ends with a *rpma.ConnEventError once the connection is
-// closed or lost.
+// CQ.Wait it is a broadcast wait, and it ends with a *rpma.ConnEventError
+// once the connection is closed or lost.
 func (c *Conn) Wait(ctx context.Context) (*CQ, bool, error) {
 	const op = "conn_wait"
 	if c == nil {
@@ -495,42 +548,53 @@ func (c *Conn) Wait(ctx context.Context) (*CQ, bool, error) {
 		return nil, false, errClosed(op, "connection")
 	}
 	defer c.exit()
-	return c.wait(ctx, op)
+	if c.q.shared == nil {
+		return nil, false, errNotShared
+	}
+	q, err := c.q.shared.wait(ctx, op)
+	return c.cqResult(q, err)
 }
 
-// wait is Wait for a caller that has entered c.
-func (c *Conn) wait(ctx context.Context, op string) (*CQ, bool, error) {
-	if c.q.compCh == nil {
-		return nil, false, rpma.NewError(op, rpma.CodeNotSharedChnl, 0, "use cq.CQ.Wait")
+// TryWait is Wait that does not block: with no completion event pending
+// and nothing reaped, it returns an error matching rpma.ErrNoCompletion
+// (rpma_conn_wait on a non-blocking channel).
+func (c *Conn) TryWait() (*CQ, bool, error) {
+	const op = "conn_wait"
+	if c == nil {
+		return nil, false, errNil(op, "connection")
 	}
-	if c.q.cq.pending() {
-		return c.q.cq, false, nil
+	if !c.enter() {
+		return nil, false, errClosed(op, "connection")
 	}
-	if c.q.rcq != nil && c.q.rcq.pending() {
-		return c.q.rcq, true, nil
+	defer c.exit()
+	s := c.q.shared
+	if s == nil {
+		return nil, false, errNotShared
 	}
-	var got *CQ
-	err := waitCompletion(ctx, op, c.q.compW, c.q.compCh, c.ev, func(x *ibv.CQ) *CQ {
-		switch {
-		case x.Same(c.q.cq.cq):
-			return c.q.cq
-		case c.q.rcq != nil && x.Same(c.q.rcq.cq):
-			return c.q.rcq
-		}
-		return nil
-	}, func() *CQ {
-		switch {
-		case c.q.cq.fill():
-			return c.q.cq
-		case c.q.rcq != nil && c.q.rcq.fill():
-			return c.q.rcq
-		}
-		return nil
-	}, &got)
+	if q := s.pending(); q != nil {
+		return c.cqResult(q, nil)
+	}
+	if !s.w.tryTurn() {
+		return nil, false, errNoSharedCompletionYet
+	}
+	q, done, err := s.tryOnce(op)
+	s.w.release()
+	if !done {
+		return nil, false, errNoSharedCompletionYet
+	}
+	return c.cqResult(q, err)
+}
+
+var (
+	errNotShared             = rpma.NewError("conn_wait", rpma.CodeNotSharedChnl, 0, "use cq.CQ.Wait")
+	errNoSharedCompletionYet = rpma.NewError("conn_wait", rpma.CodeNoCompletion, 0, "no completion event pending")
+)
+
+func (c *Conn) cqResult(q *CQ, err error) (*CQ, bool, error) {
 	if err != nil {
 		return nil, false, err
 	}
-	return got, got == c.q.rcq, nil
+	return q, q == c.q.rcq, nil
 }
 
 // NativeAtomicWrite reports whether the connection's atomic writes are
@@ -554,8 +618,12 @@ func (c *Conn) SRQ() *SRQ {
 // failed completion, a post on a QP in the error state, or a terminal
 // connection event), nil while it works.
 func (c *Conn) Broken() error {
-	if c == nil {
-		return nil
+	const op = "conn_broken"
+	switch {
+	case c == nil:
+		return errNil(op, "connection")
+	case c.closed():
+		return errClosed(op, "connection")
 	}
 	return c.state.err()
 }
@@ -592,13 +660,6 @@ func (c *Conn) GetComp(ctx context.Context, recv bool) (WC, error) {
 	case recv:
 		q = c.rcq
 	}
-	shared := c.q.compCh != nil
-	if shared {
-		if !c.compBusy.CompareAndSwap(false, true) {
-			return WC{}, rpma.Inval(op, "GetSendComp and GetRecvComp cannot run concurrently on a shared completion channel")
-		}
-		defer c.compBusy.Store(false)
-	}
 	var wc [1]WC
 	for {
 		n, err := q.GetWC(wc[:])
@@ -608,10 +669,10 @@ func (c *Conn) GetComp(ctx context.Context, recv bool) (WC, error) {
 		if err != rpma.ErrNoCompletion {
 			return WC{}, err
 		}
-		if shared {
-			_, _, err = c.wait(ctx, op)
+		if c.q.shared != nil {
+			_, err = c.q.shared.wait(ctx, op)
 		} else {
-			err = q.Wait(ctx)
+			err = q.wait(ctx, op)
 		}
 		if err != nil {
 			return WC{}, err

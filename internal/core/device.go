@@ -64,7 +64,9 @@ func DeviceForAddress(addr string, typ rpma.UtilIbvContextType) (*Device, error)
 		return nil, rpma.NewError(op, rpma.CodeInval, syscall.ENODEV,
 			"address %s is not bound to an RDMA device", addr)
 	}
-	return &Device{ctx: ctx, name: ctx.Name(), leak: leak.Track("peer.Device")}, nil
+	d := &Device{ctx: ctx, name: ctx.Name(), leak: leak.Track("peer.Device")}
+	d.open()
+	return d, nil
 }
 
 func side(passive bool) string {
@@ -114,7 +116,7 @@ func (d *Device) Close() error {
 		return rpma.NewError("device_close", rpma.CodeProvider, syscall.EBUSY,
 			"%d peer(s) still use the device: close them first", n)
 	}
-	d.closing.Store(true)
+	d.markClosed()
 	d.ctx = nil
 	d.leak.Release()
 	return nil

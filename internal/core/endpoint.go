@@ -70,13 +70,15 @@ func listen(op string, p *Peer, addr, port string) (*Endpoint, error) {
 	if err := id.Listen(0); err != nil {
 		return fail(provider(op, err))
 	}
-	return &Endpoint{
+	e := &Endpoint{
 		peer: p,
 		ch:   ch,
 		id:   id,
 		addr: id.LocalAddr(),
 		leak: leak.Track("ep.Endpoint"),
-	}, nil
+	}
+	e.open()
+	return e, nil
 }
 
 // Addr returns the bound address and port (rdma_get_local_addr).
@@ -89,7 +91,7 @@ func (e *Endpoint) Addr() netip.AddrPort {
 
 // Port returns the bound port in decimal, ready for NewConnReq.
 func (e *Endpoint) Port() string {
-	if e == nil {
+	if e == nil || !e.addr.IsValid() {
 		return ""
 	}
 	return strconv.Itoa(int(e.addr.Port()))
@@ -107,7 +109,8 @@ func (e *Endpoint) FD() int {
 // NextConnReq mirrors rpma_ep_next_conn_req: it waits for the next
 // connection request and builds the request's queues with params (nil:
 // defaults). An event other than CONNECT_REQUEST is consumed and reported
-// as an invalid argument, as in librpma.
+// as an invalid argument, as in librpma. It is an exclusive wait:
+// concurrent calls each get a different request.
 func (e *Endpoint) NextConnReq(ctx context.Context, params *ConnParams) (*ConnReq, error) {
 	const op = "ep_next_conn_req"
 	if e == nil {
@@ -128,11 +131,44 @@ func (e *Endpoint) NextConnReq(ctx context.Context, params *ConnParams) (*ConnRe
 	if err != nil {
 		return nil, err
 	}
+	return e.request(op, &ev, &prm)
+}
+
+// TryNextConnReq is NextConnReq that does not block: with no request
+// pending, it returns an error matching rpma.ErrNoEvent
+// (rpma_ep_next_conn_req on a non-blocking fd).
+func (e *Endpoint) TryNextConnReq(params *ConnParams) (*ConnReq, error) {
+	const op = "ep_next_conn_req"
+	if e == nil {
+		return nil, errNil(op, "endpoint")
+	}
+	prm, err := ResolveParams(op, params)
+	if err != nil {
+		return nil, err
+	}
+	if !e.enter() {
+		return nil, errClosed(op, "endpoint")
+	}
+	defer e.exit()
+	ev, got, err := e.ch.take()
+	switch {
+	case !got:
+		return nil, errNoConnReqYet
+	case err != nil:
+		return nil, provider(op, err)
+	}
+	return e.request(op, &ev, &prm)
+}
+
+var errNoConnReqYet = rpma.NewError("ep_next_conn_req", rpma.CodeNoEvent, 0, "no connection request pending")
+
+// request builds the incoming request of a CONNECT_REQUEST event.
+func (e *Endpoint) request(op string, ev *ibv.CMEvent, prm *ConnParams) (*ConnReq, error) {
 	if ev.Type != ibv.EventConnectRequest {
 		rpma.Logf(rpma.LogError, "Unexpected event received: %s", ev.Type)
 		return nil, rpma.Inval(op, "unexpected event %s", ev.Type)
 	}
-	return newPassive(op, e.peer, &ev, &prm)
+	return newPassive(op, e.peer, ev, prm)
 }
 
 // Close mirrors rpma_ep_shutdown: it destroys the listening id and the

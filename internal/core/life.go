@@ -9,16 +9,29 @@ import (
 // exit (shared), Close runs between beginClose and the exclusive lock.
 // Close wakes blocked waiters before taking the lock, so a long wait never
 // holds Close up.
+//
+// The zero value is an object that was never opened: a zero-value
+// object (new(conn.Conn), for example) behaves as a closed one, so no
+// method of it reaches C with its nil handles. Constructors call open.
 type life struct {
-	mu      sync.RWMutex
-	closing atomic.Bool
+	mu    sync.RWMutex
+	state atomic.Int32 // lifeNew, lifeOpen or lifeClosing
 }
 
+const (
+	lifeNew     = iota // the zero value: never opened
+	lifeOpen           // usable
+	lifeClosing        // Close (or a consuming operation) has begun
+)
+
+// open marks a newly built object usable.
+func (l *life) open() { l.state.Store(lifeOpen) }
+
 // enter starts an operation. It reports false, holding nothing, when the
-// object is closed or closing.
+// object is closed, closing or was never opened.
 func (l *life) enter() bool {
 	l.mu.RLock()
-	if l.closing.Load() {
+	if l.state.Load() != lifeOpen {
 		l.mu.RUnlock()
 		return false
 	}
@@ -29,11 +42,17 @@ func (l *life) enter() bool {
 func (l *life) exit() { l.mu.RUnlock() }
 
 // beginClose marks the object closing. It reports false when another Close
-// (or a consuming operation) got there first.
-func (l *life) beginClose() bool { return l.closing.CompareAndSwap(false, true) }
+// (or a consuming operation) got there first, or the object was never
+// opened.
+func (l *life) beginClose() bool { return l.state.CompareAndSwap(lifeOpen, lifeClosing) }
 
-// closed reports whether the object is closed or closing.
-func (l *life) closed() bool { return l.closing.Load() }
+// closed reports whether the object is closed, closing or was never
+// opened.
+func (l *life) closed() bool { return l.state.Load() != lifeOpen }
+
+// markClosed marks an object closed under its exclusive lock (for objects
+// whose Close decides, under the lock, whether to close at all).
+func (l *life) markClosed() { l.state.Store(lifeClosing) }
 
 // lock waits for the operations in flight and blocks new ones.
 func (l *life) lock() { l.mu.Lock() }

@@ -3,6 +3,8 @@ package core
 import (
 	"encoding/binary"
 	"errors"
+	"runtime"
+	"sync"
 	"syscall"
 	"unsafe"
 
@@ -71,6 +73,7 @@ func UsageToAccess(usage int, nativeFlush, iwarp bool) int {
 // MR mirrors struct rpma_mr_local: a registered memory region.
 type MR struct {
 	life
+	pin    runtime.Pinner // the memory, when it is Go's
 	peer   *Peer
 	mr     *ibv.MR
 	buf    []byte
@@ -84,8 +87,21 @@ type MR struct {
 	leak   *leak.Handle
 }
 
-// RegMR mirrors rpma_mr_reg. b is the memory to register; it must not be
-// Go-heap memory.
+// registered holds every registered region until its Close, with its
+// memory: the device keeps using the memory after RegMR returns, so
+// neither may be collected while registered, even when the caller drops
+// its last reference without deregistering. Such a region leaks (its
+// registration and memory stay for the life of the process), which is
+// safe: Go's heap never reuses memory a peer can still write into.
+var registered = struct {
+	sync.Mutex
+	m map[*MR]struct{}
+}{m: map[*MR]struct{}{}}
+
+// RegMR mirrors rpma_mr_reg. b is the memory to register. Memory of the Go
+// heap is pinned (runtime.Pinner) until Close, as cgo requires of memory C
+// keeps using; mmapped memory needs no pin. Either way the region and its
+// memory are kept reachable until Close (see registered).
 func RegMR(p *Peer, b []byte, usage int) (*MR, error) {
 	const op = "mr_reg"
 	if len(b) == 0 {
@@ -102,29 +118,38 @@ func RegMR(p *Peer, b []byte, usage int) (*MR, error) {
 		p.release()
 		return nil, err
 	}
+	registered.Lock()
+	registered.m[m] = struct{}{}
+	registered.Unlock()
 	return m, nil
 }
 
 func regMR(p *Peer, b []byte, usage int) (*MR, error) {
 	access := UsageToAccess(usage, p.nativeFlush, p.iwarp)
 	ptr := unsafe.Pointer(unsafe.SliceData(b))
+	var pin runtime.Pinner
+	pin.Pin(ptr) // a no-op for memory outside the Go heap
 	mr, err := p.pd.RegMR(ptr, len(b), access)
 	odp := false
 	if errors.Is(err, syscall.EOPNOTSUPP) {
 		if !p.odp {
+			pin.Unpin()
 			rpma.Logf(rpma.LogError, "Peer does not support On-Demand Paging: ibv_reg_mr(length=%d, access=0x%x): %v", len(b), access, err)
 			return nil, rpma.NewError("ibv_reg_mr", rpma.CodeProvider, syscall.EOPNOTSUPP, msgNoODPForRegistration)
 		}
 		// librpma retries with On-Demand Paging (FsDAX memory).
 		mr, err = p.pd.RegMR(ptr, len(b), access|ibv.AccessOnDemand)
 		if err != nil {
+			pin.Unpin()
 			return nil, providerMsg("mr_reg", err, "registration with On-Demand Paging (maybe FsDAX?) failed: length=%d, access=0x%x|IBV_ACCESS_ON_DEMAND", len(b), access)
 		}
 		odp = true
 	} else if err != nil {
+		pin.Unpin()
 		return nil, providerMsg("mr_reg", err, "length=%d, access=0x%x", len(b), access)
 	}
-	return &MR{
+	m := &MR{
+		pin:    pin,
 		peer:   p,
 		mr:     mr,
 		buf:    b,
@@ -136,7 +161,9 @@ func regMR(p *Peer, b []byte, usage int) (*MR, error) {
 		lkey:   mr.LKey,
 		rkey:   mr.RKey,
 		leak:   leak.Track("mr.Local"),
-	}, nil
+	}
+	m.open()
+	return m, nil
 }
 
 // Bytes returns the registered memory, nil when m is nil or closed.
@@ -232,6 +259,10 @@ func (m *MR) Close() error {
 	m.lock()
 	defer m.unlock()
 	err := m.mr.Dereg()
+	m.pin.Unpin()
+	registered.Lock()
+	delete(registered.m, m)
+	registered.Unlock()
 	m.peer.release()
 	m.leak.Release()
 	return provider("mr_dereg", err)

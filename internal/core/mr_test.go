@@ -62,7 +62,7 @@ func TestSignalRule(t *testing.T) {
 // completed sequence number, with the CQ budget following.
 func TestWorkQueueAccounting(t *testing.T) {
 	c := &CQ{}
-	c.budget.capacity.Store(5)
+	c.budget.capacity = 5
 	q := newWorkQueue(4, c, &qpState{}, errSQFull)
 	for i := 0; i < 4; i++ {
 		s, err := q.tryReserve(1)
@@ -72,11 +72,11 @@ func TestWorkQueueAccounting(t *testing.T) {
 	}
 	_, err := q.tryReserve(1)
 	require.ErrorIs(t, err, errSQFull)
-	require.Equal(t, int64(4), c.budget.used.Load())
+	require.Equal(t, int64(4), c.budget.outstanding())
 	sl := q.complete(3) // the signaled one retires all four
 	require.Equal(t, wrSlot{ctx: 103, user: true}, sl)
 	require.Zero(t, q.outstanding())
-	require.Zero(t, c.budget.used.Load())
+	require.Zero(t, c.budget.outstanding())
 
 	// The CQ budget fills before a deeper queue.
 	q2 := newWorkQueue(16, c, &qpState{}, errSQFull)

@@ -85,7 +85,9 @@ func NewPeer(dev *Device) (*Peer, error) {
 	}
 	p.pd = pd
 	dev.peers.Add(1)
+	watchDevice(dev.ctx)
 	p.leak = leak.Track("peer.Peer")
+	p.open()
 	return p, nil
 }
 
@@ -149,8 +151,9 @@ func (p *Peer) Close() error {
 		return rpma.NewError("peer_delete", rpma.CodeProvider, syscall.EBUSY,
 			"%d object(s) (endpoints, connection requests, connections, memory regions, SRQs) still use the peer: close them first", n)
 	}
-	p.closing.Store(true)
+	p.markClosed()
 	err := p.pd.Dealloc()
+	unwatchDevice(p.ctx)
 	p.dev.peers.Add(-1)
 	p.leak.Release()
 	return provider("peer_delete", err)

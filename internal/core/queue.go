@@ -36,27 +36,43 @@ var (
 
 // cqBudget guards a CQ against overrun: every work request that can put
 // a completion on the CQ (all of them can, on error) holds one entry from
-// its post until the completion that retires it is polled.
+// its post until the completion that retires it is polled. Its lock is
+// the innermost of the library's (nothing is locked under it but a
+// resize), so CQ.Resize can hold it across the check and the resize,
+// atomically with respect to posts.
 type cqBudget struct {
-	capacity atomic.Int64
-	used     atomic.Int64
+	mu       sync.Mutex
+	capacity int64
+	used     int64
+	reserved int64 // entries kept for receives no post can account for (an SRQ's)
 }
 
 func (b *cqBudget) reserve(n int64) bool {
 	if b == nil {
 		return true
 	}
-	if b.used.Add(n) > b.capacity.Load() {
-		b.used.Add(-n)
-		return false
+	b.mu.Lock()
+	ok := b.used+n <= b.capacity-b.reserved
+	if ok {
+		b.used += n
 	}
-	return true
+	b.mu.Unlock()
+	return ok
 }
 
 func (b *cqBudget) release(n int64) {
 	if b != nil && n > 0 {
-		b.used.Add(-n)
+		b.mu.Lock()
+		b.used -= n
+		b.mu.Unlock()
 	}
+}
+
+// outstanding returns the entries held.
+func (b *cqBudget) outstanding() int64 {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.used
 }
 
 // qpState is what the send and receive queues of one QP share: whether

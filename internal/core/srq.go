@@ -78,6 +78,7 @@ func newSRQ(op string, p *Peer, rqSize, rcqSize int) (*SRQ, error) {
 		s.rcq.srq = s.tbl
 	}
 	s.leak = leak.Track("srq.SRQ")
+	s.open()
 	return s, nil
 }
 
@@ -115,14 +116,14 @@ func (s *SRQ) Recv(dst *MR, off, n int, ctx uint64) error {
 	if s == nil {
 		return errNil(op, "SRQ")
 	}
-	laddr, lkey, err := localRange(op, dst, off, n)
-	if err != nil {
-		return err
-	}
 	if !s.enter() {
 		return errClosed(op, "SRQ")
 	}
 	defer s.exit()
+	laddr, lkey, err := localRange(op, s.peer, dst, UsageRecv, off, n)
+	if err != nil {
+		return err
+	}
 	t := s.tbl
 	t.mu.Lock()
 	defer t.mu.Unlock()
@@ -132,6 +133,9 @@ func (s *SRQ) Recv(dst *MR, off, n int, ctx uint64) error {
 	}
 	if errno := s.srq.PostRecv(wrKindSRQ|uint64(i), laddr, uint32(n), lkey); errno != 0 {
 		t.put(i)
+		if errno == syscall.ENOMEM || errno == syscall.ENOSPC {
+			return errSRQFull
+		}
 		return postError("ibv_post_srq_recv", errno, nil, nil)
 	}
 	return nil
@@ -152,7 +156,7 @@ func (s *SRQ) Close() error {
 		return rpma.NewError("srq_delete", rpma.CodeProvider, syscall.EBUSY,
 			"%d connection(s) or request(s) still use the SRQ: close them first", n)
 	}
-	s.closing.Store(true)
+	s.markClosed()
 	var errs errList
 	errs.add(provider("srq_delete", s.srq.Destroy()))
 	errs.add(s.rcq.close())

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"os"
+	"sync"
 	"sync/atomic"
 	"syscall"
 	"time"
@@ -11,14 +12,43 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// waiter parks goroutines in Go's runtime poller until an fd is readable.
-// It owns a dup of the fd, wrapped with os.NewFile; the original fd stays
-// with its C object and is the one the C calls read.
+// waiter parks goroutines in Go's runtime poller until an fd is readable,
+// each with its own context.
+//
+// The runtime lets one reader of a file through at a time, and a read
+// deadline belongs to the file, not to a reader. So one goroutine at a
+// time, the parker, holds the turn: it sets the file's deadline from its
+// own context and parks in the poller. Every other waiter waits on
+// channels, with its own context: for the turn, for an arrival (broadcast
+// waits), for close. A waiter therefore returns its context's error only
+// when its own context is done, and the parker's deadline never reaches
+// anyone else.
+//
+// Two kinds of wait use it:
+//   - exclusive waits (rdma_cm events, connection requests) hand each
+//     arrival to exactly one waiter: the parker returns with it and the
+//     next waiter in line takes the turn;
+//   - broadcast waits (completion events) end for every waiter at once: the
+//     waiter that consumes an arrival calls arrived, which advances the
+//     epoch and wakes the others, who return nil. Only the holder of the
+//     turn consumes arrivals of a broadcast wait (see tryTurn), so the
+//     parker can never sleep through one.
 type waiter struct {
 	f      *os.File
 	rc     syscall.RawConn
 	closed atomic.Bool
+	done   chan struct{} // closed by close
+	turn   chan struct{} // capacity 1: full while a goroutine holds the turn
+
+	mu     sync.Mutex
+	epoch  epoch         // arrivals so far (broadcast waits)
+	notify chan struct{} // closed when epoch advances; nil until a waiter needs one
 }
+
+// epoch counts the arrivals of a broadcast wait, by source: a shared
+// completion channel counts its two CQs' events apart, so that a waiter
+// woken by another's arrival can tell which CQ it was.
+type epoch [2]uint64
 
 // aLongTimeAgo is a deadline in the past: it wakes a blocked read at once.
 var aLongTimeAgo = time.Unix(1, 0)
@@ -33,7 +63,12 @@ func newWaiter(fd int, name string) (*waiter, error) {
 	if err != nil {
 		return nil, os.NewSyscallError("fcntl", err)
 	}
-	f := os.NewFile(uintptr(nfd), name)
+	return wrapWaiter(nfd, name)
+}
+
+// wrapWaiter registers fd, which the waiter then owns, with the poller.
+func wrapWaiter(fd int, name string) (*waiter, error) {
+	f := os.NewFile(uintptr(fd), name)
 	rc, err := f.SyscallConn()
 	if err != nil {
 		f.Close()
@@ -45,16 +80,97 @@ func newWaiter(fd int, name string) (*waiter, error) {
 		f.Close()
 		return nil, err
 	}
-	return &waiter{f: f, rc: rc}, nil
+	return &waiter{f: f, rc: rc, done: make(chan struct{}), turn: make(chan struct{}, 1)}, nil
 }
 
-// wait calls try until it reports true, parking the goroutine in the poller
-// while the fd is not readable. It returns ctx.Err() when ctx ends first,
-// and an error matching os.ErrClosed when the waiter is closed meanwhile.
-func (w *waiter) wait(ctx context.Context, try func() bool) error {
+// tryTurn takes the turn if nobody holds it. The holder must release it.
+func (w *waiter) tryTurn() bool {
+	select {
+	case w.turn <- struct{}{}:
+		return true
+	default:
+		return false
+	}
+}
+
+// release gives the turn back.
+func (w *waiter) release() { <-w.turn }
+
+// epochNow returns the arrivals so far.
+func (w *waiter) epochNow() epoch {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.epoch
+}
+
+// arrived records an arrival of a broadcast wait from source i (0 or 1)
+// and wakes every waiter that began before it.
+func (w *waiter) arrived(i int) {
+	w.mu.Lock()
+	w.epoch[i]++
+	if w.notify != nil {
+		close(w.notify)
+		w.notify = nil
+	}
+	w.mu.Unlock()
+}
+
+// since returns nil when an arrival happened after epoch e, else the
+// channel that the next arrival closes.
+func (w *waiter) since(e epoch) <-chan struct{} {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.epoch != e {
+		return nil
+	}
+	if w.notify == nil {
+		w.notify = make(chan struct{})
+	}
+	return w.notify
+}
+
+// advanced reports whether an arrival happened after epoch e.
+func (w *waiter) advanced(e epoch) bool {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.epoch != e
+}
+
+// wait waits until try reports true, parking in the poller while the fd is
+// not readable; try runs only while this goroutine holds the turn. With
+// broadcast, it also returns nil once an arrival happened after epoch e
+// (from epochNow, taken before the caller's own first try). It returns
+// ctx.Err() when ctx ends first, and os.ErrClosed when the waiter is
+// closed meanwhile.
+func (w *waiter) wait(ctx context.Context, broadcast bool, e epoch, try func() bool) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
+	if w.closed.Load() {
+		return os.ErrClosed
+	}
+	var arrival <-chan struct{} // nil: never ready in the select
+	if broadcast {
+		if arrival = w.since(e); arrival == nil {
+			return nil
+		}
+	}
+	select {
+	case w.turn <- struct{}{}:
+	case <-arrival:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-w.done:
+		return os.ErrClosed
+	}
+	err := w.park(ctx, broadcast, e, try)
+	w.release()
+	return err
+}
+
+// park is wait for the holder of the turn.
+func (w *waiter) park(ctx context.Context, broadcast bool, e epoch, try func() bool) error {
 	if w.closed.Load() {
 		return os.ErrClosed
 	}
@@ -74,9 +190,11 @@ func (w *waiter) wait(ctx context.Context, try func() bool) error {
 			close(fired)
 		})
 	}
-	err := w.rc.Read(func(uintptr) bool { return try() })
+	err := w.rc.Read(func(uintptr) bool {
+		return (broadcast && w.advanced(e)) || try()
+	})
 	if !stop() {
-		<-fired // the AfterFunc ran: let it finish before the next wait
+		<-fired // the AfterFunc ran: let it finish before the next parker
 	}
 	if err == nil {
 		return nil
@@ -95,10 +213,12 @@ func (w *waiter) wait(ctx context.Context, try func() bool) error {
 	return err
 }
 
-// close closes the dup, waking every blocked wait; it never touches the
-// original fd. It is idempotent.
+// close wakes every waiter (they return os.ErrClosed) and closes the
+// waiter's fd; it never touches the fd the waiter watches (a dup's
+// original, an epoll's members). It is idempotent and nil-safe.
 func (w *waiter) close() {
 	if w != nil && w.closed.CompareAndSwap(false, true) {
+		close(w.done)
 		w.f.Close()
 	}
 }

@@ -4,7 +4,6 @@ package core
 
 import (
 	"os"
-	"time"
 
 	"golang.org/x/sys/unix"
 )
@@ -14,13 +13,23 @@ import (
 // channels: a completion channel and the connection's event channel. The
 // waiter owns the epoll fd; the watched fds stay with their C objects.
 func newEpollWaiter(name string, fds ...int) (*waiter, error) {
+	epfd, err := newEpoll(fds...)
+	if err != nil {
+		return nil, err
+	}
+	return wrapWaiter(epfd, name)
+}
+
+// newEpoll returns a non-blocking epoll instance watching fds (each set
+// non-blocking; negative ones skipped) for input, level-triggered.
+func newEpoll(fds ...int) (int, error) {
 	epfd, err := unix.EpollCreate1(unix.EPOLL_CLOEXEC)
 	if err != nil {
-		return nil, os.NewSyscallError("epoll_create1", err)
+		return -1, os.NewSyscallError("epoll_create1", err)
 	}
-	fail := func(call string, err error) (*waiter, error) {
+	fail := func(call string, err error) (int, error) {
 		unix.Close(epfd)
-		return nil, os.NewSyscallError(call, err)
+		return -1, os.NewSyscallError(call, err)
 	}
 	for _, fd := range fds {
 		if fd < 0 {
@@ -37,25 +46,28 @@ func newEpollWaiter(name string, fds ...int) (*waiter, error) {
 	if err := unix.SetNonblock(epfd, true); err != nil {
 		return fail("fcntl", err)
 	}
-	f := os.NewFile(uintptr(epfd), name)
-	rc, err := f.SyscallConn()
-	if err != nil {
-		f.Close()
-		return nil, err
-	}
-	if err := f.SetReadDeadline(time.Time{}); err != nil {
-		f.Close()
-		return nil, err
-	}
-	return &waiter{f: f, rc: rc}, nil
+	return epfd, nil
 }
 
 // newEventFD returns a non-blocking eventfd.
 func newEventFD() (int, error) { return unix.Eventfd(0, unix.EFD_CLOEXEC|unix.EFD_NONBLOCK) }
 
-// signalEventFD makes fd readable (for good, as nobody reads it).
+// signalEventFD makes fd readable until drainEventFD.
 func signalEventFD(fd int) {
 	var one [8]byte
 	one[0] = 1 // a non-zero count in either byte order
 	unix.Write(fd, one[:])
+}
+
+// drainEventFD makes fd unreadable again (it resets the count).
+func drainEventFD(fd int) {
+	var b [8]byte
+	unix.Read(fd, b[:])
+}
+
+// closeFD closes fd if it is not negative.
+func closeFD(fd int) {
+	if fd >= 0 {
+		unix.Close(fd)
+	}
 }

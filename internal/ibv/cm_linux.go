@@ -353,6 +353,16 @@ func (id *CMID) Disconnect() error {
 	return nil
 }
 
+// NotifyEstablished tells rdma_cm that the id's QP got its first packet
+// (rdma_notify with IBV_EVENT_COMM_EST), as an IBV_EVENT_COMM_EST
+// asynchronous event asks: the connection is established.
+func (id *CMID) NotifyEstablished() error {
+	if rc, errno := C.rdma_notify(id.c, C.IBV_EVENT_COMM_EST); rc != 0 {
+		return callError("rdma_notify", errnoOf(errno))
+	}
+	return nil
+}
+
 // Migrate moves the id, and its pending events, to ch (rdma_migrate_id).
 // It blocks while the id has unacknowledged events on its old channel.
 func (id *CMID) Migrate(ch *EventChannel) error {

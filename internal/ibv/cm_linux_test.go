@@ -91,7 +91,7 @@ func TestIntegrationVerbsObjects(t *testing.T) {
 	require.Zero(t, n)
 
 	require.NoError(t, unix.SetNonblock(ch.FD(), true))
-	_, err = ch.GetCQEvent()
+	_, err = ch.GetCQEventRearm()
 	require.True(t, errors.Is(err, syscall.EAGAIN), "%v", err)
 
 	require.NoError(t, cq.Destroy())

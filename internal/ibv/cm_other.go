@@ -53,6 +53,9 @@ func (id *CMID) Reject([]byte) error { return ErrNotSupported }
 // Disconnect returns ErrNotSupported in this build.
 func (id *CMID) Disconnect() error { return ErrNotSupported }
 
+// NotifyEstablished returns ErrNotSupported in this build.
+func (id *CMID) NotifyEstablished() error { return ErrNotSupported }
+
 // Migrate returns ErrNotSupported in this build.
 func (id *CMID) Migrate(*EventChannel) error { return ErrNotSupported }
 

@@ -67,8 +67,11 @@ static int rpma_post_send(struct ibv_qp *qp, uint64_t wr_id, uint32_t opcode, ui
 }
 
 // rpma_post_write_read posts an RDMA write followed by an 8-byte RDMA read
-// (the emulated flush) as one chain: one call, one doorbell.
-static int rpma_post_write_read(struct ibv_qp *qp,
+// (the emulated flush) as one chain: one call, one doorbell. On failure
+// *posted says how many of the two the provider accepted (bad_wr): the
+// first may be posted, and then its doorbell rung, when the second is
+// refused.
+static int rpma_post_write_read(struct ibv_qp *qp, int *posted,
 		uint64_t wr_id1, uint32_t flags1, uint64_t laddr, uint32_t len, uint32_t lkey,
 		uint64_t raddr, uint32_t rkey,
 		uint64_t wr_id2, uint32_t flags2, uint64_t faddr, uint32_t flkey, uint64_t fraddr) {
@@ -93,7 +96,10 @@ static int rpma_post_write_read(struct ibv_qp *qp,
 	wr[1].num_sge = 1;
 	wr[1].wr.rdma.remote_addr = fraddr;
 	wr[1].wr.rdma.rkey = rkey;
-	return ibv_post_send(qp, wr, &bad);
+	bad = NULL;
+	int ret = ibv_post_send(qp, wr, &bad);
+	*posted = ret == 0 ? 2 : (bad == &wr[1] ? 1 : 0);
+	return ret;
 }
 
 // rpma_post_inline8 posts an 8-byte RDMA write of value, inline (the
@@ -305,13 +311,17 @@ func (q *QP) PostSend(wrID uint64, op SendOp, flags uint32, laddr uint64, length
 }
 
 // PostWriteRead posts an RDMA write and an 8-byte RDMA read from fraddr
-// into faddr (same rkey) as one chain, in one crossing.
+// into faddr (same rkey) as one chain, in one crossing. On failure posted
+// says how many of the two were posted (the first may be, when the
+// provider refuses the second).
 func (q *QP) PostWriteRead(wrID1 uint64, flags1 uint32, laddr uint64, length, lkey uint32, raddr uint64, rkey uint32,
-	wrID2 uint64, flags2 uint32, faddr uint64, flkey uint32, fraddr uint64) syscall.Errno {
-	return syscall.Errno(C.rpma_post_write_read(q.c,
+	wrID2 uint64, flags2 uint32, faddr uint64, flkey uint32, fraddr uint64) (errno syscall.Errno, posted int) {
+	var n C.int
+	errno = syscall.Errno(C.rpma_post_write_read(q.c, &n,
 		C.uint64_t(wrID1), C.uint32_t(flags1), C.uint64_t(laddr), C.uint32_t(length), C.uint32_t(lkey),
 		C.uint64_t(raddr), C.uint32_t(rkey),
 		C.uint64_t(wrID2), C.uint32_t(flags2), C.uint64_t(faddr), C.uint32_t(flkey), C.uint64_t(fraddr)))
+	return errno, int(n)
 }
 
 // PostInline8 posts an inline 8-byte RDMA write of value (its bytes in

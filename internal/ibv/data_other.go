@@ -45,8 +45,8 @@ func (q *QP) PostSend(uint64, SendOp, uint32, uint64, uint32, uint32, uint64, ui
 }
 
 // PostWriteRead returns EOPNOTSUPP in this build.
-func (q *QP) PostWriteRead(uint64, uint32, uint64, uint32, uint32, uint64, uint32, uint64, uint32, uint64, uint32, uint64) syscall.Errno {
-	return syscall.EOPNOTSUPP
+func (q *QP) PostWriteRead(uint64, uint32, uint64, uint32, uint32, uint64, uint32, uint64, uint32, uint64, uint32, uint64) (syscall.Errno, int) {
+	return syscall.EOPNOTSUPP, 0
 }
 
 // PostInline8 returns EOPNOTSUPP in this build.

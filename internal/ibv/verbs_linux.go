@@ -6,6 +6,8 @@ package ibv
 #cgo LDFLAGS: -libverbs
 #cgo noescape rpma_poll_cq
 #cgo nocallback rpma_poll_cq
+#cgo noescape rpma_get_cq_event_rearm
+#cgo nocallback rpma_get_cq_event_rearm
 #include <errno.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -72,10 +74,22 @@ static int rpma_poll_cq(struct ibv_cq *cq, struct rpma_wc *out, int n) {
 	return got;
 }
 
-static int rpma_get_cq_event(struct ibv_comp_channel *ch, struct ibv_cq **cq) {
+// rpma_get_cq_event_rearm is one crossing for ibv_get_cq_event, its
+// ibv_ack_cq_events and the ibv_req_notify_cq that re-arms the CQ. It
+// returns 0 with *cq set; else the errno, with *failed naming the call:
+// 1 ibv_get_cq_event (EAGAIN on a non-blocking channel with no event),
+// 2 ibv_req_notify_cq (the event was read and acknowledged).
+static int rpma_get_cq_event_rearm(struct ibv_comp_channel *ch, struct ibv_cq **cq, int *failed) {
 	void *ctx;
+	*failed = 1;
 	if (ibv_get_cq_event(ch, cq, &ctx))
 		return errno ? errno : EIO;
+	ibv_ack_cq_events(*cq, 1);
+	*failed = 2;
+	int rc = ibv_req_notify_cq(*cq, 0);
+	if (rc)
+		return rc;
+	*failed = 0;
 	return 0;
 }
 */
@@ -156,17 +170,31 @@ func (ch *CompChannel) FD() int {
 	return int(C.rpma_comp_channel_fd(ch.c))
 }
 
-// GetCQEvent reads the next completion event (ibv_get_cq_event) and returns
-// the CQ it belongs to. On a non-blocking channel with no event it returns
-// an error matching syscall.EAGAIN. Each event must be acknowledged with
-// CQ.AckEvents.
-func (ch *CompChannel) GetCQEvent() (*CQ, error) {
+// GetCQEventRearm reads the next completion event (ibv_get_cq_event),
+// acknowledges it (ibv_ack_cq_events) and re-arms its CQ
+// (ibv_req_notify_cq), in one crossing, and returns which CQ it belongs
+// to. On a non-blocking channel with no event it returns an error
+// matching syscall.EAGAIN. A failed re-arm returns the CQ and an error
+// naming ibv_req_notify_cq.
+func (ch *CompChannel) GetCQEventRearm() (CQRef, error) {
 	var cq *C.struct_ibv_cq
-	if rc := C.rpma_get_cq_event(ch.c, &cq); rc != 0 {
-		return nil, callError("ibv_get_cq_event", syscall.Errno(rc))
+	var failed C.int
+	if rc := C.rpma_get_cq_event_rearm(ch.c, &cq, &failed); rc != 0 {
+		call := "ibv_get_cq_event"
+		if failed == 2 {
+			call = "ibv_req_notify_cq"
+		}
+		return CQRef{c: cq}, callError(call, syscall.Errno(rc))
 	}
-	return &CQ{c: cq}, nil
+	return CQRef{c: cq}, nil
 }
+
+// CQRef names a CQ that a completion event came from; compare it with
+// CQ.Is. It is a value: reading an event allocates nothing.
+type CQRef struct{ c *C.struct_ibv_cq }
+
+// Is reports whether r names q.
+func (q *CQ) Is(r CQRef) bool { return q != nil && q.c != nil && q.c == r.c }
 
 // Destroy destroys the channel (ibv_destroy_comp_channel). It is a no-op on
 // a nil or destroyed channel.

@@ -26,8 +26,14 @@ func (c *Context) CreateCompChannel() (*CompChannel, error) { return nil, ErrNot
 // FD returns -1.
 func (ch *CompChannel) FD() int { return -1 }
 
-// GetCQEvent returns ErrNotSupported in this build.
-func (ch *CompChannel) GetCQEvent() (*CQ, error) { return nil, ErrNotSupported }
+// GetCQEventRearm returns ErrNotSupported in this build.
+func (ch *CompChannel) GetCQEventRearm() (CQRef, error) { return CQRef{}, ErrNotSupported }
+
+// CQRef names a CQ; this build has none.
+type CQRef struct{}
+
+// Is reports false.
+func (q *CQ) Is(CQRef) bool { return false }
 
 // Destroy does nothing.
 func (ch *CompChannel) Destroy() error { return nil }

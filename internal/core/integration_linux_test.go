@@ -1,0 +1,519 @@
+//go:build linux && cgo
+
+package core
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"math/rand"
+	"net"
+	"os/exec"
+	"runtime"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+	"golang.org/x/sys/unix"
+
+	"github.com/gorpma/rpma/internal/ibv"
+	"github.com/gorpma/rpma/internal/rdmatest"
+	"github.com/gorpma/rpma/rpma"
+)
+
+// The core tests that need RDMA: what the public packages' tests cannot
+// reach (the registry of regions, the verbs objects behind a connection).
+
+func testCtx(t *testing.T) context.Context {
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	t.Cleanup(cancel)
+	return ctx
+}
+
+// testPeer returns a peer on the test address's device.
+func testPeer(t *testing.T) (*Peer, string) {
+	t.Helper()
+	ip := rdmatest.IP(t)
+	dev, err := DeviceForAddress(ip, rpma.IbvContextLocal)
+	require.NoError(t, err)
+	p, err := NewPeer(dev)
+	require.NoError(t, err)
+	t.Cleanup(func() {
+		require.NoError(t, p.Close())
+		require.NoError(t, dev.Close())
+	})
+	return p, ip
+}
+
+// testPair connects two connections of p through an endpoint, with prm
+// for both (nil: defaults), closed when the test ends.
+func testPair(t *testing.T, p *Peer, ip string, prm *ConnParams) (client, server *Conn) {
+	t.Helper()
+	ctx := testCtx(t)
+	e, err := Listen(p, ip, "0")
+	require.NoError(t, err)
+	defer func() { require.NoError(t, e.Close()) }()
+	type res struct {
+		c   *Conn
+		err error
+	}
+	srv := make(chan res, 1)
+	go func() {
+		r, err := e.NextConnReq(ctx, prm)
+		if err != nil {
+			srv <- res{err: err}
+			return
+		}
+		c, err := r.Connect(nil)
+		srv <- res{c, err}
+	}()
+	req, err := NewConnReq(ctx, p, ip, e.Port(), prm)
+	require.NoError(t, err)
+	client, err = req.Connect(nil)
+	require.NoError(t, err)
+	t.Cleanup(func() { require.NoError(t, client.Close()) })
+	r := <-srv
+	require.NoError(t, r.err)
+	server = r.c
+	t.Cleanup(func() { require.NoError(t, server.Close()) })
+	for _, c := range []*Conn{client, server} {
+		ev, err := c.NextEvent(ctx)
+		require.NoError(t, err)
+		require.Equal(t, rpma.ConnEstablished, ev)
+	}
+	return client, server
+}
+
+// mmapped returns n bytes of anonymous shared memory, unmapped when the
+// test ends.
+func mmapped(t *testing.T, n int) []byte {
+	b, err := unix.Mmap(-1, 0, n, unix.PROT_READ|unix.PROT_WRITE, unix.MAP_SHARED|unix.MAP_ANONYMOUS)
+	require.NoError(t, err)
+	t.Cleanup(func() { unix.Munmap(b) })
+	return b
+}
+
+// waitOne waits for and polls one completion of q.
+func waitOne(t *testing.T, q *CQ) WC {
+	t.Helper()
+	ctx := testCtx(t)
+	var wc [1]WC
+	for {
+		n, err := q.GetWC(wc[:])
+		if n == 1 {
+			return wc[0]
+		}
+		require.ErrorIs(t, err, rpma.ErrNoCompletion)
+		require.NoError(t, q.Wait(ctx))
+	}
+}
+
+// registerAndDrop registers a Go-heap buffer for remote writes and returns
+// only its descriptor: the caller keeps no reference to the buffer or to
+// the region, as a program that forgets to deregister.
+//
+//go:noinline
+func registerAndDrop(t *testing.T, p *Peer, n int) [DescriptorSize]byte {
+	m, err := RegMR(p, make([]byte, n), UsageWriteDst)
+	require.NoError(t, err)
+	return m.Descriptor()
+}
+
+// TestIntegrationHeapMemoryKeptUntilDereg: Go-heap memory registered and
+// dropped without Dereg must never come back to the Go heap while a peer
+// can write into it. The region is dropped, the GC runs, 64 MiB of 8 KiB
+// buffers are allocated (the sizes that reused the freed memory when the
+// review reproduced this), and then the other side writes through the old
+// descriptor: no live buffer may receive the bytes.
+func TestIntegrationHeapMemoryKeptUntilDereg(t *testing.T) {
+	p, ip := testPeer(t)
+	client, server := testPair(t, p, ip, nil)
+	const size = 64 << 10
+	desc := registerAndDrop(t, p, size)
+	for i := 0; i < 3; i++ {
+		runtime.GC()
+	}
+	live := make([][]byte, 0, 8192)
+	for i := 0; i < 8192; i++ {
+		live = append(live, make([]byte, 8<<10))
+	}
+
+	src := mmapped(t, size)
+	marker := []byte("gorpma: bytes a peer wrote into a dropped region!")
+	for off := 0; off+len(marker) <= size; off += len(marker) {
+		copy(src[off:], marker)
+	}
+	lm, err := RegMR(p, src, UsageWriteSrc)
+	require.NoError(t, err)
+	defer func() { require.NoError(t, lm.Close()) }()
+	rm, err := RemoteFromDescriptor(desc[:])
+	require.NoError(t, err)
+	require.NoError(t, server.Write(rm, 0, lm, 0, size, rpma.CompletionAlways, 1))
+	wc := waitOne(t, server.CQ())
+	require.NoError(t, wc.Err(), "the write lands in the kept region")
+
+	hits := 0
+	for _, b := range live {
+		if bytes.Contains(b, marker[:16]) {
+			hits++
+		}
+	}
+	require.Zero(t, hits, "live Go buffers received the peer's bytes")
+	runtime.KeepAlive(live)
+
+	// The registry kept the region: find it and deregister it.
+	var dropped *MR
+	registered.Lock()
+	for m := range registered.m {
+		if m.rkey == rm.rkey {
+			dropped = m
+		}
+	}
+	registered.Unlock()
+	require.NotNil(t, dropped, "the dropped region is still registered")
+	require.True(t, bytes.Contains(dropped.buf, marker), "the write landed in the dropped region's own memory")
+	require.NoError(t, dropped.Close())
+	_ = client
+}
+
+// logCapture collects what the library logs at every level while the
+// test runs.
+type logCapture struct {
+	mu    sync.Mutex
+	lines []string
+}
+
+func captureLogs(t *testing.T) *logCapture {
+	lc := &logCapture{}
+	prev, _ := rpma.LogThresholdOf(rpma.LogThresholdPrimary)
+	require.NoError(t, rpma.SetLogThreshold(rpma.LogThresholdPrimary, rpma.LogDebug))
+	rpma.SetLogFunction(func(level rpma.LogLevel, file string, line int, fn string, msg string) {
+		lc.mu.Lock()
+		lc.lines = append(lc.lines, msg)
+		lc.mu.Unlock()
+	})
+	t.Cleanup(func() {
+		rpma.SetLogFunction(nil)
+		rpma.SetLogThreshold(rpma.LogThresholdPrimary, prev)
+	})
+	return lc
+}
+
+// waitFor waits until a logged line contains s.
+func (lc *logCapture) waitFor(t *testing.T, s string) {
+	t.Helper()
+	deadline := time.Now().Add(20 * time.Second)
+	for time.Now().Before(deadline) {
+		lc.mu.Lock()
+		for _, l := range lc.lines {
+			if strings.Contains(l, s) {
+				lc.mu.Unlock()
+				return
+			}
+		}
+		lc.mu.Unlock()
+		time.Sleep(10 * time.Millisecond)
+	}
+	lc.mu.Lock()
+	defer lc.mu.Unlock()
+	t.Fatalf("nothing logged %q within 20 s; logged:\n%s", s, strings.Join(lc.lines, "\n"))
+}
+
+// TestIntegrationCQOverrunBreaksConnection: work requests posted past the
+// library's accounting (straight to the QP) overrun the CQ; rxe raises
+// IBV_EVENT_CQ_ERR, and the library breaks the connection with an error
+// naming it: posts fail, NextEvent says LOST, and once the CQ is drained
+// its wait ends with a ConnEventError whose cause is the event.
+func TestIntegrationCQOverrunBreaksConnection(t *testing.T) {
+	p, ip := testPeer(t)
+	prm := DefaultConnParams()
+	prm.SQSize, prm.CQSize = 64, 1
+	client, _ := testPair(t, p, ip, &prm)
+	size := client.CQ().Size()
+	for i := 0; i < size+8; i++ {
+		errno := client.q.qp.PostSend(0, ibv.OpRDMAWrite, ibv.SendSignaled, 0, 0, 0, 0, 0, 0)
+		require.Zero(t, errno, "raw post %d", i)
+	}
+	deadline := time.Now().Add(20 * time.Second)
+	for client.Broken() == nil && time.Now().Before(deadline) {
+		time.Sleep(5 * time.Millisecond)
+	}
+	err := client.Broken()
+	require.ErrorIs(t, err, rpma.ErrConnBroken)
+	require.Contains(t, err.Error(), "IBV_EVENT_CQ_ERR")
+	ctx := testCtx(t)
+	ev, err := client.NextEvent(ctx)
+	require.NoError(t, err)
+	require.Equal(t, rpma.ConnLost, ev)
+	err = client.Write(nil, 0, nil, 0, 0, rpma.CompletionAlways, 1)
+	require.ErrorIs(t, err, rpma.ErrConnBroken)
+	require.Contains(t, err.Error(), "IBV_EVENT_CQ_ERR")
+
+	wcs := make([]WC, 64)
+	polled := 0
+	for {
+		n, err := client.CQ().GetWC(wcs)
+		if errors.Is(err, rpma.ErrNoCompletion) {
+			break
+		}
+		require.NoError(t, err)
+		polled += n
+	}
+	require.LessOrEqual(t, polled, size, "a full CQ holds at most its size")
+	// The completion event of the first completion may still be pending:
+	// one wait may return nil for it (a spurious wake-up: nothing to
+	// poll); the next ends on the connection.
+	err = client.CQ().Wait(ctx)
+	if err == nil {
+		_, perr := client.CQ().GetWC(wcs)
+		require.ErrorIs(t, perr, rpma.ErrNoCompletion)
+		err = client.CQ().Wait(ctx)
+	}
+	var cerr *rpma.ConnEventError
+	require.ErrorAs(t, err, &cerr)
+	require.Equal(t, rpma.ConnLost, cerr.Event)
+	require.Contains(t, cerr.Error(), "IBV_EVENT_CQ_ERR")
+	t.Logf("CQ of %d entries, %d polled after the overrun: %v", size, polled, err)
+}
+
+// netdevOf returns the network interface that has address ip.
+func netdevOf(t *testing.T, ip string) string {
+	ifs, err := net.Interfaces()
+	require.NoError(t, err)
+	for _, ifc := range ifs {
+		addrs, _ := ifc.Addrs()
+		for _, a := range addrs {
+			if n, ok := a.(*net.IPNet); ok && n.IP.String() == ip {
+				return ifc.Name
+			}
+		}
+	}
+	t.Fatalf("no interface has %s", ip)
+	return ""
+}
+
+// TestIntegrationLinkDownAndUp: the port going down and up again raises
+// PORT_ERR and PORT_ACTIVE, which the library reads (and logs) without
+// breaking the connection: it still works afterwards.
+func TestIntegrationLinkDownAndUp(t *testing.T) {
+	lc := captureLogs(t)
+	p, ip := testPeer(t)
+	client, _ := testPair(t, p, ip, nil)
+	dev := netdevOf(t, ip)
+	link := func(state string) {
+		out, err := exec.Command("ip", "link", "set", dev, state).CombinedOutput()
+		require.NoError(t, err, "%s", out)
+	}
+	link("down")
+	lc.waitFor(t, "IBV_EVENT_PORT_ERR")
+	link("up")
+	lc.waitFor(t, "IBV_EVENT_PORT_ACTIVE")
+	require.NoError(t, client.Broken())
+	require.NoError(t, client.Write(nil, 0, nil, 0, 0, rpma.CompletionAlways, 7))
+	wc := waitOne(t, client.CQ())
+	require.NoError(t, wc.Err())
+	require.Equal(t, uint64(7), wc.OpContext)
+}
+
+// bigRegions registers n bytes on each side for slow, large writes: a
+// send queue full of them stays full for milliseconds under TCG.
+func bigRegions(t *testing.T, p *Peer, server *Conn, n int) (*MR, *RemoteMR, []byte) {
+	src := mmapped(t, n)
+	dst := mmapped(t, n)
+	lm, err := RegMR(p, src, UsageWriteSrc)
+	require.NoError(t, err)
+	t.Cleanup(func() { lm.Close() })
+	rm, err := RegMR(p, dst, UsageWriteDst)
+	require.NoError(t, err)
+	t.Cleanup(func() { rm.Close() })
+	d := rm.Descriptor()
+	r, err := RemoteFromDescriptor(d[:])
+	require.NoError(t, err)
+	return lm, r, dst
+}
+
+// fillProvider posts large unsignaled writes straight to the QP, past the
+// library's accounting, until the provider refuses one; it returns how
+// many it took.
+func fillProvider(t *testing.T, c *Conn, lm *MR, rm *RemoteMR, n int) int {
+	for k := 0; ; k++ {
+		errno := c.q.qp.PostSend(0, ibv.OpRDMAWrite, 0, lm.addr, uint32(n), lm.lkey, rm.raddr, rm.rkey, 0)
+		if errno != 0 {
+			require.Equal(t, syscall.ENOMEM, errno, "ibv_post_send on a full queue")
+			return k
+		}
+		require.Less(t, k, 1<<12, "the provider never refused")
+	}
+}
+
+// TestIntegrationProviderQueueFull: when the provider's queue is full
+// although the library's accounting has room (here: filled past it), the
+// provider's errno becomes rpma.ErrQueueFull on both post paths: ENOMEM
+// from ibv_post_send (writes, the emulated atomic write) and ENOSPC from
+// the extended API's ibv_wr_complete (the native atomic write, 6.2+).
+func TestIntegrationProviderQueueFull(t *testing.T) {
+	p, ip := testPeer(t)
+	prm := DefaultConnParams()
+	prm.SQSize, prm.CQSize = 64, 64
+	client, server := testPair(t, p, ip, &prm)
+	const n = 1 << 20
+	lm, rm, _ := bigRegions(t, p, server, n)
+	paths := map[string]func() error{
+		"ibv_post_send (Write)": func() error {
+			return client.Write(rm, 0, lm, 0, 8, rpma.CompletionAlways, 1)
+		},
+		"AtomicWrite": func() error { return client.AtomicWrite(rm, 0, [8]byte{1}, rpma.CompletionAlways, 2) },
+	}
+	t.Logf("native atomic write: %v (the extended API's path: %v)", client.NativeAtomicWrite(), client.NativeAtomicWrite())
+	for name, post := range paths {
+		full := 0
+		for attempt := 0; attempt < 20 && full == 0; attempt++ {
+			fillProvider(t, client, lm, rm, n)
+			err := post()
+			switch {
+			case errors.Is(err, rpma.ErrQueueFull):
+				full++
+				require.NoError(t, client.Broken(), "a full queue does not break the connection")
+			case err == nil: // the provider had drained a slot already
+				waitOne(t, client.CQ())
+			default:
+				t.Fatalf("%s on a full provider queue: %v", name, err)
+			}
+			// Let the queue drain: a signaled zero-byte write completes
+			// after everything before it.
+			for {
+				err := client.Write(nil, 0, nil, 0, 0, rpma.CompletionAlways, 3)
+				if err == nil {
+					break
+				}
+				require.ErrorIs(t, err, rpma.ErrQueueFull)
+				time.Sleep(time.Millisecond)
+			}
+			waitOne(t, client.CQ())
+		}
+		require.Positive(t, full, "%s: the provider's refusal was never seen", name)
+	}
+}
+
+// TestIntegrationChainPartlyPosted: when the provider accepts a
+// WriteAndFlush chain's write and refuses its flush (one slot left), the
+// write is on the wire (its doorbell rung): the library keeps its slot
+// and rolls back only the flush, and the written bytes arrive.
+func TestIntegrationChainPartlyPosted(t *testing.T) {
+	p, ip := testPeer(t)
+	prm := DefaultConnParams()
+	prm.SQSize, prm.CQSize = 64, 64
+	client, server := testPair(t, p, ip, &prm)
+	if client.NativeFlush() {
+		t.Log("native flush: the extended API posts a chain all or nothing; nothing to test")
+		return
+	}
+	const n = 1 << 20
+	lm, rm, dst := bigRegions(t, p, server, n)
+	rm.usage |= UsageFlushVisibility // the emulated flush reads the written region
+	src := lm.buf
+	cap0 := fillProvider(t, client, lm, rm, n)
+	drain := func() {
+		for {
+			err := client.Write(nil, 0, nil, 0, 0, rpma.CompletionAlways, 3)
+			if err == nil {
+				break
+			}
+			require.ErrorIs(t, err, rpma.ErrQueueFull)
+			time.Sleep(time.Millisecond)
+		}
+		waitOne(t, client.CQ())
+	}
+	drain()
+	partial := false
+	for attempt := 0; attempt < 30 && !partial; attempt++ {
+		marker := []byte(fmt.Sprintf("chain attempt %02d", attempt))
+		copy(src[n-64:], marker)
+		// Leave one slot: the provider's depth minus one.
+		for k := 0; k < cap0-1; k++ {
+			if errno := client.q.qp.PostSend(0, ibv.OpRDMAWrite, 0, lm.addr, uint32(n-64), lm.lkey, rm.raddr, rm.rkey, 0); errno != 0 {
+				break
+			}
+		}
+		before := client.q.sq.outstanding()
+		err := client.WriteAndFlush(rm, n-64, lm, n-64, len(marker), rpma.FlushVisibility, rpma.CompletionAlways, 4)
+		after := client.q.sq.outstanding()
+		switch {
+		case errors.Is(err, rpma.ErrQueueFull) && after == before+1:
+			partial = true
+			drain()
+			require.Equal(t, marker, dst[n-64:n-64+len(marker)], "the accepted write reached the other side")
+			t.Logf("attempt %d: the write was posted, the flush refused", attempt)
+		case errors.Is(err, rpma.ErrQueueFull):
+			require.Equal(t, before, after, "nothing posted: nothing kept")
+			drain()
+		case err == nil:
+			waitOne(t, client.CQ())
+			drain()
+		default:
+			t.Fatalf("WriteAndFlush: %v", err)
+		}
+	}
+	require.True(t, partial, "a chain half posted was never seen")
+	require.NoError(t, client.Broken())
+}
+
+// TestIntegrationResizeWhilePosting: CQ.Resize and posts race: a resize
+// is atomic with respect to posts, so it either succeeds or refuses (the
+// CQ holds more than the new size) and the CQ never overruns (rxe would
+// raise IBV_EVENT_CQ_ERR and the connection would break).
+func TestIntegrationResizeWhilePosting(t *testing.T) {
+	p, ip := testPeer(t)
+	prm := DefaultConnParams()
+	prm.SQSize, prm.CQSize = 64, 64
+	client, _ := testPair(t, p, ip, &prm)
+	q := client.CQ()
+	stop := make(chan struct{})
+	posted := make(chan error, 1)
+	go func() {
+		wcs := make([]WC, 16)
+		for {
+			select {
+			case <-stop:
+				posted <- nil
+				return
+			default:
+			}
+			err := client.Write(nil, 0, nil, 0, 0, rpma.CompletionAlways, 1)
+			if err != nil && !errors.Is(err, rpma.ErrQueueFull) {
+				posted <- err
+				return
+			}
+			if err != nil {
+				if _, err := q.GetWC(wcs); err != nil && !errors.Is(err, rpma.ErrNoCompletion) {
+					posted <- err
+					return
+				}
+			}
+		}
+	}()
+	rng := rand.New(rand.NewSource(3))
+	ok, refused := 0, 0
+	for i := 0; i < 300; i++ {
+		err := q.Resize(2 + rng.Intn(62))
+		switch {
+		case err == nil:
+			ok++
+		case errors.Is(err, rpma.ErrInvalidArgument) && errors.Is(err, syscall.EINVAL):
+			refused++
+		default:
+			close(stop)
+			t.Fatalf("resize %d: %v", i, err)
+		}
+		require.NoError(t, client.Broken(), "resize %d: the CQ overran", i)
+	}
+	close(stop)
+	require.NoError(t, <-posted)
+	t.Logf("300 resizes under posts: %d done, %d refused", ok, refused)
+	require.Positive(t, ok)
+	require.NoError(t, client.Broken())
+}

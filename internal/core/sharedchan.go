@@ -1,0 +1,155 @@
+package core
+
+import (
+	"context"
+
+	"github.com/gorpma/rpma/internal/ibv"
+	"github.com/gorpma/rpma/rpma"
+)
+
+// sharedChannel is the completion channel a connection's CQ and RCQ share
+// (conn.Config.SharedCompChannel, librpma's rpma_conn_cfg_set_compl_channel);
+// Conn.Wait waits on it. Its waiter also watches the connection's event
+// channel and termFD, as a CQ's own does.
+type sharedChannel struct {
+	ch      *ibv.CompChannel
+	w       *waiter
+	cq, rcq *CQ // rcq nil when the connection has none
+	ev      *connEvents
+}
+
+// The sources of the shared channel's arrivals (waiter.arrived).
+const (
+	arrivalCQ  = 0
+	arrivalRCQ = 1
+)
+
+func newSharedChannel(op string, ctx *ibv.Context, ev *connEvents) (*sharedChannel, error) {
+	ch, err := ctx.CreateCompChannel()
+	if err != nil {
+		return nil, provider(op, err)
+	}
+	w, err := newEpollWaiter("ibv_comp_channel", ch.FD(), ev.ch.fd, ev.termFD)
+	if err != nil {
+		ch.Destroy()
+		return nil, provider(op, err)
+	}
+	return &sharedChannel{ch: ch, w: w, ev: ev}, nil
+}
+
+// destroy wakes waiters and destroys the channel; its CQs must be gone.
+func (s *sharedChannel) destroy() error {
+	if s == nil {
+		return nil
+	}
+	s.w.close()
+	return provider("conn_delete", s.ch.Destroy())
+}
+
+// wake wakes the channel's waits, which return an error matching
+// os.ErrClosed.
+func (s *sharedChannel) wake() {
+	if s != nil {
+		s.w.close()
+	}
+}
+
+// pending returns the CQ whose reaped completions wait in its stash, nil
+// if none.
+func (s *sharedChannel) pending() *CQ {
+	switch {
+	case s.cq.pending():
+		return s.cq
+	case s.rcq != nil && s.rcq.pending():
+		return s.rcq
+	}
+	return nil
+}
+
+// fill polls both CQs into their stashes and returns one that holds
+// completions, nil if neither.
+func (s *sharedChannel) fill() *CQ {
+	switch {
+	case s.cq.fill():
+		return s.cq
+	case s.rcq != nil && s.rcq.fill():
+		return s.rcq
+	}
+	return nil
+}
+
+// wait is Conn.Wait: a broadcast wait, like CQ.wait, that also says which
+// CQ the event was for. A waiter woken by another's read of an event
+// returns the CQ of that event.
+func (s *sharedChannel) wait(ctx context.Context, op string) (*CQ, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	if q := s.pending(); q != nil {
+		return q, nil
+	}
+	w := s.w
+	e := w.epochNow()
+	if w.tryTurn() {
+		q, done, err := s.tryOnce(op)
+		w.release()
+		if done {
+			return q, err
+		}
+	}
+	if q := s.fill(); q != nil {
+		return q, nil
+	}
+	var (
+		got *CQ
+		res error
+	)
+	err := w.wait(ctx, true, e, func() bool {
+		q, done, err := s.tryOnce(op)
+		if done {
+			got, res = q, err
+		}
+		return done
+	})
+	switch {
+	case err != nil:
+		return nil, waitError(op, "connection", "a completion event", err)
+	case got != nil || res != nil:
+		return got, res
+	}
+	// Another waiter read the event.
+	now := w.epochNow()
+	if s.rcq != nil && now[arrivalRCQ] != e[arrivalRCQ] && now[arrivalCQ] == e[arrivalCQ] {
+		return s.rcq, nil
+	}
+	return s.cq, nil
+}
+
+// tryOnce reads a pending event of the channel, acknowledged and re-armed,
+// and records its arrival; with none, it checks the connection's events.
+// It reports the event's CQ, whether the wait is over, and with what
+// error. The caller holds the turn.
+func (s *sharedChannel) tryOnce(op string) (*CQ, bool, error) {
+	ref, err := s.ch.GetCQEventRearm()
+	switch {
+	case err == nil || !isAgain(err):
+		var q *CQ
+		src := arrivalCQ
+		switch {
+		case s.cq.cq.Is(ref):
+			q = s.cq
+		case s.rcq != nil && s.rcq.cq.Is(ref):
+			q, src = s.rcq, arrivalRCQ
+		case err == nil:
+			return nil, true, rpma.NewError(op, rpma.CodeUnknown, 0, "event of an unknown CQ")
+		}
+		if err != nil {
+			return q, true, cqEventError(op, err)
+		}
+		s.w.arrived(src)
+		return q, true, nil
+	}
+	var leftover *CQ
+	done, err := s.ev.ended(func() bool { leftover = s.fill(); return leftover != nil })
+	return leftover, done, err
+}

@@ -83,8 +83,12 @@ func mmapError(op string, err error) error {
 	return rpma.NewError(op, rpma.CodeUnknown, 0, "%v", err)
 }
 
-// Bytes is the mapped memory. It is valid until Close.
+// Bytes is the mapped memory, nil for a nil or closed Region. It is valid
+// until Close.
 func (r *Region) Bytes() []byte {
+	if r == nil {
+		return nil
+	}
 	r.mu.RLock()
 	defer r.mu.RUnlock()
 	return r.b
@@ -93,16 +97,29 @@ func (r *Region) Bytes() []byte {
 // Len is the mapping's length in bytes (0 after Close).
 func (r *Region) Len() int { return len(r.Bytes()) }
 
-// Kind says what the Region maps.
-func (r *Region) Kind() Kind { return r.kind }
+// Kind says what the Region maps (the zero Kind for a nil Region).
+func (r *Region) Kind() Kind {
+	if r == nil {
+		return 0
+	}
+	return r.kind
+}
 
-// Path is the mapped device or file ("" for Alloc).
-func (r *Region) Path() string { return r.path }
+// Path is the mapped device or file ("" for Alloc and for a nil Region).
+func (r *Region) Path() string {
+	if r == nil {
+		return ""
+	}
+	return r.path
+}
 
 // Persist makes bytes [off, off+n) of the Region durable with the
 // primitive its Kind needs: cache write-back and fence (DeviceDAX, FsDAX),
 // msync (File), nothing (Anonymous).
 func (r *Region) Persist(off, n int) error {
+	if r == nil {
+		return rpma.Inval("pmem_persist", "region is nil")
+	}
 	r.mu.RLock()
 	defer r.mu.RUnlock()
 	if r.b == nil {

@@ -1,0 +1,9 @@
+package misuse_test
+
+import (
+	"testing"
+
+	"github.com/gorpma/rpma/internal/leak"
+)
+
+func TestMain(m *testing.M) { leak.Main(m) }

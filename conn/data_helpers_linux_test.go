@@ -88,6 +88,19 @@ func remoteOf(t *testing.T, m *mr.Local) *mr.Remote {
 	return r
 }
 
+// forgedRemoteOf is remoteOf with extra usage bits claimed in the
+// descriptor: the remote side's registration does not grant them, so the
+// library's checks pass and the device refuses the access, as with a
+// peer whose descriptor lies.
+func forgedRemoteOf(t *testing.T, m *mr.Local, claim mr.Usage) *mr.Remote {
+	t.Helper()
+	d := m.Descriptor()
+	d[mr.DescriptorSize-1] |= byte(claim)
+	r, err := mr.RemoteFromDescriptor(d[:])
+	require.NoError(t, err)
+	return r
+}
+
 // nextWC returns the next completion of q: poll, else wait and poll
 // again.
 func nextWC(t *testing.T, ctx context.Context, q *cq.CQ) cq.WC {

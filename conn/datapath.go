@@ -140,15 +140,28 @@ func (c *Conn) CompFD() (int, error) { return c.core().CompFD() }
 // Without a shared channel the error matches [rpma.ErrNotSharedChannel]
 // (use cq.CQ.Wait).
 //
-// Like cq.CQ.Wait, it parks in the runtime poller, honours ctx, and
-// watches the connection's events: a closed or lost connection ends it
-// with a *rpma.ConnEventError.
+// Like cq.CQ.Wait, it parks in the runtime poller, honours ctx, follows
+// the wait contract of package cq (several goroutines may wait at once,
+// each with its own context; an event wakes them all: those that did not
+// read it themselves return its CQ) and watches the connection's events:
+// a closed or lost connection ends it with a *rpma.ConnEventError.
 func (c *Conn) Wait(ctx context.Context) (q *cq.CQ, isRCQ bool, err error) {
 	x, isRCQ, err := c.core().Wait(ctx)
 	if x == nil {
 		return nil, false, err
 	}
 	return (*cq.CQ)(x), isRCQ, err
+}
+
+// TryWait is Wait that does not block, for event loops (rpma_conn_wait on
+// a non-blocking channel): with no completion event pending (and nothing
+// reaped) it returns an error matching [rpma.ErrNoCompletion]. An event it
+// reads is acknowledged and its CQ re-armed, so [Conn.CompFD] stops being
+// readable. While another goroutine is blocked in Wait on the same
+// channel, TryWait leaves pending events to it.
+func (c *Conn) TryWait() (q *cq.CQ, isRCQ bool, err error) {
+	cc, isRCQ, err := c.core().TryWait()
+	return (*cq.CQ)(cc), isRCQ, err
 }
 
 // NativeAtomicWrite reports whether AtomicWrite is native
@@ -167,7 +180,9 @@ func (c *Conn) SRQ() *srq.SRQ { return (*srq.SRQ)(c.core().SRQ()) }
 // Broken returns nil while the connection works, else the error its posts
 // get, which matches [rpma.ErrConnBroken] and tells why: a failed
 // completion, a post refused because the QP is in the error state, or a
-// CLOSED or LOST event.
+// CLOSED or LOST event. For a nil or closed connection it returns the
+// error posts get there too, matching [rpma.ErrInvalidArgument] and (when
+// closed) os.ErrClosed.
 func (c *Conn) Broken() error { return c.core().Broken() }
 
 // GetSendComp mirrors librdmacm's rdma_get_send_comp: it returns exactly
@@ -186,12 +201,12 @@ func (c *Conn) Broken() error { return c.core().Broken() }
 // [rpma.ErrInvalidArgument] that says so.
 //
 // With a shared completion channel (Config.SharedCompChannel) it waits
-// through Conn.Wait: an event for the receive CQ is acknowledged, the
-// receive CQ re-armed, and its completions stay queued for GetRecvComp,
-// which polls before it waits. So one goroutine may alternate the two
-// calls, but they cannot run concurrently on a shared channel: the second
-// gets an invalid-argument error. Without a shared channel, one goroutine
-// may call GetSendComp while another calls GetRecvComp.
+// through Conn.Wait, whose events wake every waiter of the channel: an
+// event for the receive CQ is acknowledged, the receive CQ re-armed, and
+// its completions stay queued for GetRecvComp, which polls before it
+// waits. Any number of goroutines may call GetSendComp and GetRecvComp at
+// once, with or without a shared channel; each completion is returned to
+// exactly one of them.
 func (c *Conn) GetSendComp(ctx context.Context) (cq.WC, error) {
 	wc, err := c.core().GetComp(ctx, false)
 	return cq.WC(wc), err

@@ -39,10 +39,14 @@
 // # Waiting
 //
 // NextEvent waits in Go's runtime poller: the event channel's fd is
-// non-blocking, and a dup of it is registered with the poller, so no OS
-// thread is blocked per waiter. It returns ctx.Err() as soon as ctx is
-// cancelled or its deadline passes. [Conn.EventFD] is the raw fd for
-// callers that run their own epoll loop.
+// non-blocking and registered with the poller, so no OS thread is blocked
+// per waiter. It returns ctx.Err() as soon as its own ctx is cancelled or
+// its deadline passes, whatever other goroutines wait for (the wait
+// contract of package cq holds for every wait of this package). Callers
+// that run their own epoll loop use [Conn.EventFD], readable whenever
+// NextEvent would return at once, and the non-blocking [Conn.TryNextEvent]
+// ([rpma.ErrNoEvent] when there is none), as they use cq.CQ.FD and
+// cq.CQ.TryWait for completions.
 //
 // # The data path
 //
@@ -117,17 +121,20 @@
 // refuses while connections using it are open.
 //
 // librpma's rule is one thread per connection. This package promises
-// more, and tests it under the race detector: the data-path calls (Read,
-// Write, WriteWithImm, AtomicWrite, Flush, WriteAndFlush, Send,
-// SendWithImm, Recv) may be called from several goroutines at once on one
-// connection, while other goroutines wait for and poll its CQs (cq.CQ is
-// safe for concurrent use). NextEvent is for one goroutine at a time;
-// GetSendComp and GetRecvComp may run concurrently with each other except
-// on a shared completion channel. Close and Disconnect may be called from
-// any goroutine at any time, also while others wait (the waits return an
-// error matching os.ErrClosed); the getters are safe for concurrent use.
-// A ConnReq is used by one goroutine; only Close may be called from
-// another one at any time.
+// more, and tests it under the race detector: every method of Conn is
+// safe for concurrent use. The data-path calls (Read, Write,
+// WriteWithImm, AtomicWrite, Flush, WriteAndFlush, Send, SendWithImm,
+// Recv) may be called from several goroutines at once on one connection,
+// while other goroutines wait for and poll its CQs (cq.CQ is safe for
+// concurrent use). Concurrent NextEvent calls each get a different event;
+// GetSendComp and GetRecvComp may run concurrently, also on a shared
+// completion channel, and each completion goes to exactly one caller.
+// Close and Disconnect may be called from any goroutine at any time, also
+// while others wait (the waits return an error matching os.ErrClosed);
+// the getters are safe for concurrent use. The methods of a ConnReq are
+// safe for concurrent use too: Connect consumes it (a second Connect
+// returns an error matching os.ErrClosed), and Close may be called from
+// any goroutine at any time.
 //
 // # Dead peers on Soft-RoCE
 //

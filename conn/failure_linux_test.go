@@ -32,9 +32,11 @@ import (
 const closeBound = 10 * time.Second
 
 // TestIntegrationRemoteAccessError: a read of a region registered without
-// READ_SRC fails with a remote access error; the operations posted after
-// it are flushed (WR_FLUSH_ERR) and can be drained; later posts get
-// ErrConnBroken; Disconnect and Close return promptly.
+// READ_SRC (through a descriptor that claims it: the library refuses the
+// read before posting when the descriptor tells the truth) fails with a
+// remote access error; the operations posted after it are flushed
+// (WR_FLUSH_ERR) and can be drained; later posts get ErrConnBroken;
+// Disconnect and Close return promptly.
 func TestIntegrationRemoteAccessError(t *testing.T) {
 	p, ip := newPeer(t)
 	e := listen(t, p, ip)
@@ -42,14 +44,16 @@ func TestIntegrationRemoteAccessError(t *testing.T) {
 	ctx := testCtx(t)
 	dst, dstMem := region(t, p, 4096, mr.UsageWriteDst) // no UsageReadSrc
 	src, _ := region(t, p, 4096, mr.UsageWriteSrc|mr.UsageReadDst)
-	rdst := remoteOf(t, dst)
+	err := client.Read(src, 0, remoteOf(t, dst), 0, 64, rpma.CompletionOnError, 1)
+	require.ErrorIs(t, err, rpma.ErrInvalidArgument, "the true descriptor lacks mr.UsageReadSrc")
+	rdst := forgedRemoteOf(t, dst, mr.UsageReadSrc)
 
 	require.NoError(t, client.Read(src, 0, rdst, 0, 64, rpma.CompletionOnError, 1))
 	for i := uint64(2); i <= 4; i++ {
 		require.NoError(t, client.Write(rdst, 0, src, 0, 64, rpma.CompletionAlways, i))
 	}
 	wc := nextWC(t, ctx, client.CQ())
-	err := wc.Err()
+	err = wc.Err()
 	require.ErrorIs(t, err, &rpma.WCError{Status: rpma.WCRemAccessErr})
 	require.ErrorIs(t, err, rpma.ErrCompletion)
 	require.Equal(t, uint64(1), wc.OpContext)

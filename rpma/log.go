@@ -37,9 +37,11 @@ const (
 	LogDebug LogLevel = 5
 )
 
-// String returns the level name librpma prints between asterisks ("FATAL",
-// "ERROR", "WARNING", "NOTICE", "INFO", "DEBUG"), "DISABLED" for LogDisabled
-// and "LogLevel(n)" for other values.
+// String returns the level's name as librpma's enum spells it without
+// its RPMA_LOG_LEVEL_ prefix ("FATAL", "ERROR", "WARNING", "NOTICE",
+// "INFO", "DEBUG"), "DISABLED" for LogDisabled and "LogLevel(n)" for
+// other values. (librpma's own default function prints shorter tags:
+// *FATAL*, *ERROR*, *WARN*, *NOTE*, *INFO*, *DEBUG*.)
 func (l LogLevel) String() string {
 	switch l {
 	case LogDisabled:

@@ -116,6 +116,15 @@ func TestIntegrationSRQServesTwo(t *testing.T) {
 			}
 			scfg := conn.DefaultConfig()
 			scfg.SRQ = s
+			if rcq == 0 {
+				// Every receive of the SRQ may complete on this
+				// connection's CQ: it must have room for them and
+				// for the sends.
+				_, err := conn.NewRequest(ctx, p, ip, e.Port(), scfg)
+				require.ErrorIs(t, err, rpma.ErrInvalidArgument)
+				require.Contains(t, err.Error(), "CQSize 10 is below SQSize 10 + the SRQ's RQSize 8")
+				scfg.CQSize = scfg.SQSize + 8
+			}
 			c1, s1 := connect(t, ctx, p, e, ip, scfg)
 			c2, s2 := connect(t, ctx, p, e, ip, scfg)
 			defer func() {
@@ -195,4 +204,61 @@ func TestIntegrationSRQRules(t *testing.T) {
 
 	_, err = srq.New(p, &srq.Config{RQSize: 0, RCQSize: 1})
 	require.ErrorIs(t, err, rpma.ErrInvalidArgument)
+}
+
+// TestIntegrationSRQSlotsSurviveClosedConnections: an SRQ without its
+// own receive CQ, whose receives complete on each connection's CQ. 100
+// clients each send one message (it has arrived once their send
+// completes) and disconnect at once; the server closes each connection
+// without polling it. Close must give the consumed receives' slots back
+// to the SRQ: before each client the server tops the SRQ up, and at the
+// end the SRQ holds exactly its depth of receives. (Before the fix, the
+// slots of unpolled completions were lost: after the first 20 clients no
+// receive could be posted.)
+func TestIntegrationSRQSlotsSurviveClosedConnections(t *testing.T) {
+	p, e, ip, _ := setup(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	const depth = 20
+	s, err := srq.New(p, &srq.Config{RQSize: depth, RCQSize: 0})
+	require.NoError(t, err)
+	defer func() { require.NoError(t, s.Close()) }()
+	rbuf, _ := reg(t, p, depth*64, mr.UsageRecv)
+	sbuf, smem := reg(t, p, 64, mr.UsageSend)
+	copy(smem, "one message")
+	scfg := conn.DefaultConfig()
+	scfg.SRQ = s
+	scfg.CQSize = scfg.SQSize + depth
+	posted := 0
+	topUp := func() int {
+		n := 0
+		for {
+			err := s.Recv(rbuf, (posted%depth)*64, 64, uint64(posted))
+			if errors.Is(err, rpma.ErrQueueFull) {
+				return n
+			}
+			require.NoError(t, err)
+			posted++
+			n++
+		}
+	}
+	require.Equal(t, depth, topUp())
+	const clients = 100
+	for i := 0; i < clients; i++ {
+		if i > 0 {
+			require.Equal(t, 1, topUp(), "client %d: the previous client's receive slot came back", i)
+		}
+		client, server := connect(t, ctx, p, e, ip, scfg)
+		require.NoError(t, client.Send(sbuf, 0, 11, rpma.CompletionAlways, 1))
+		wc := next(t, ctx, client.CQ())
+		require.Equal(t, rpma.WCSend, wc.Opcode)
+		require.NoError(t, client.Disconnect())
+		ev, err := server.NextEvent(ctx)
+		require.NoError(t, err)
+		require.Equal(t, rpma.ConnClosed, ev)
+		require.NoError(t, server.Close()) // its receive completion unpolled
+		require.NoError(t, client.Close())
+	}
+	require.Equal(t, 1, topUp())
+	require.Equal(t, depth, posted-clients, "the SRQ holds its full depth of receives")
 }

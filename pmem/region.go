@@ -5,8 +5,6 @@ import (
 	"os"
 	"sync"
 
-	"golang.org/x/sys/unix"
-
 	"github.com/gorpma/rpma/internal/cpuflush"
 	"github.com/gorpma/rpma/rpma"
 )
@@ -65,22 +63,11 @@ func Alloc(size int) (*Region, error) {
 	}
 	page := os.Getpagesize()
 	n := (size + page - 1) / page * page
-	b, err := unix.Mmap(-1, 0, n, unix.PROT_READ|unix.PROT_WRITE, unix.MAP_SHARED|unix.MAP_ANONYMOUS)
+	b, err := mmapAnon(n)
 	if err != nil {
-		return nil, mmapError("mmap", err)
+		return nil, err
 	}
 	return &Region{b: b[:size:size], m: b, kind: Anonymous}, nil
-}
-
-func mmapError(op string, err error) error {
-	if errno, ok := err.(unix.Errno); ok {
-		code := rpma.CodeProvider
-		if errno == unix.ENOMEM {
-			code = rpma.CodeNoMem
-		}
-		return rpma.NewError(op, code, errno, "")
-	}
-	return rpma.NewError(op, rpma.CodeUnknown, 0, "%v", err)
 }
 
 // Bytes is the mapped memory, nil for a nil or closed Region. It is valid
@@ -135,8 +122,8 @@ func (r *Region) Persist(off, n int) error {
 		page := os.Getpagesize()
 		start := off / page * page
 		end := off + n
-		if err := unix.Msync(r.b[start:end], unix.MS_SYNC); err != nil {
-			return mmapError("msync", err)
+		if err := msync(r.b[start:end]); err != nil {
+			return err
 		}
 	}
 	return nil
@@ -155,8 +142,5 @@ func (r *Region) Close() error {
 	}
 	m := r.m
 	r.b, r.m = nil, nil
-	if err := unix.Munmap(m); err != nil {
-		return mmapError("munmap", err)
-	}
-	return nil
+	return munmap(m)
 }

@@ -15,7 +15,6 @@ package main
 
 import (
 	"fmt"
-	"log/syslog"
 	"os"
 	"sync/atomic"
 
@@ -92,7 +91,7 @@ func run() error {
 func stderrAndSyslog() (*zap.Logger, func()) {
 	enc := zapcore.NewConsoleEncoder(zap.NewDevelopmentEncoderConfig())
 	cores := []zapcore.Core{zapcore.NewCore(enc, zapcore.Lock(os.Stderr), zapcore.DebugLevel)}
-	w, err := syslog.New(syslog.LOG_USER|syslog.LOG_DEBUG, "rpma")
+	w, err := openSyslog()
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "no system log (%v): the messages go to stderr only\n", err)
 	} else {

@@ -78,7 +78,7 @@ func errnoOf(err error) syscall.Errno {
 // isAgain reports whether err is the "no event yet" of a non-blocking
 // channel: EAGAIN, or ENODATA as librdmacm reports a short read.
 func isAgain(err error) bool {
-	return errors.Is(err, syscall.EAGAIN) || errors.Is(err, syscall.ENODATA)
+	return errors.Is(err, syscall.EAGAIN) || errors.Is(err, errNoData)
 }
 
 // errList aggregates the errors of a teardown with go-multierror.

@@ -8,7 +8,6 @@ import (
 	"github.com/gorpma/rpma/internal/ibv"
 	"github.com/gorpma/rpma/internal/leak"
 	"github.com/gorpma/rpma/rpma"
-	"golang.org/x/sys/unix"
 )
 
 // librpma's SRQ defaults as its code has them (src/srq_cfg.c,
@@ -176,13 +175,13 @@ type flushBuf struct {
 }
 
 func newFlushBuf(p *Peer) (*flushBuf, error) {
-	mem, err := unix.Mmap(-1, 0, unix.Getpagesize(), unix.PROT_READ|unix.PROT_WRITE, unix.MAP_SHARED|unix.MAP_ANONYMOUS)
+	mem, err := mapPage()
 	if err != nil {
 		return nil, rpma.NewError("mmap", rpma.CodeNoMem, errnoOf(err), "flush buffer")
 	}
 	mr, err := p.pd.RegMR(unsafe.Pointer(unsafe.SliceData(mem)), 8, UsageToAccess(UsageReadDst, false, p.iwarp))
 	if err != nil {
-		unix.Munmap(mem)
+		unmapPage(mem)
 		return nil, providerMsg("flush_new", err, "registering the flush buffer")
 	}
 	return &flushBuf{mem: mem, mr: mr, addr: mr.Addr, lkey: mr.LKey}, nil
@@ -194,7 +193,7 @@ func (f *flushBuf) destroy() error {
 	}
 	var errs errList
 	errs.add(provider("flush_delete", f.mr.Dereg()))
-	if err := unix.Munmap(f.mem); err != nil {
+	if err := unmapPage(f.mem); err != nil {
 		errs.add(rpma.NewError("munmap", rpma.CodeInval, errnoOf(err), "flush buffer"))
 	}
 	return errs.err()

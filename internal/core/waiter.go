@@ -8,8 +8,6 @@ import (
 	"sync/atomic"
 	"syscall"
 	"time"
-
-	"golang.org/x/sys/unix"
 )
 
 // waiter parks goroutines in Go's runtime poller until an fd is readable,
@@ -53,15 +51,12 @@ type epoch [2]uint64
 // aLongTimeAgo is a deadline in the past: it wakes a blocked read at once.
 var aLongTimeAgo = time.Unix(1, 0)
 
-// newWaiter sets fd non-blocking (which its dup shares: O_NONBLOCK belongs
-// to the open file description) and registers a dup with the poller.
+// newWaiter sets fd non-blocking and registers a dup of it with the
+// poller.
 func newWaiter(fd int, name string) (*waiter, error) {
-	if err := unix.SetNonblock(fd, true); err != nil {
-		return nil, os.NewSyscallError("fcntl", err)
-	}
-	nfd, err := unix.FcntlInt(uintptr(fd), unix.F_DUPFD_CLOEXEC, 0)
+	nfd, err := nonblockDup(fd)
 	if err != nil {
-		return nil, os.NewSyscallError("fcntl", err)
+		return nil, err
 	}
 	return wrapWaiter(nfd, name)
 }

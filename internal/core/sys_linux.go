@@ -1,0 +1,39 @@
+//go:build linux
+
+package core
+
+import (
+	"os"
+	"syscall"
+
+	"golang.org/x/sys/unix"
+)
+
+// The system calls core makes itself, outside the cgo layer, that other
+// systems lack (sys_other.go has their stubs: there, nothing reaches them,
+// since internal/ibv returns ErrNotSupported first).
+
+// errNoData is how librdmacm reports a short read of an event channel.
+const errNoData = syscall.ENODATA
+
+// nonblockDup sets fd non-blocking (which a dup shares: O_NONBLOCK belongs
+// to the open file description) and returns a close-on-exec dup of it.
+func nonblockDup(fd int) (int, error) {
+	if err := unix.SetNonblock(fd, true); err != nil {
+		return -1, os.NewSyscallError("fcntl", err)
+	}
+	nfd, err := unix.FcntlInt(uintptr(fd), unix.F_DUPFD_CLOEXEC, 0)
+	if err != nil {
+		return -1, os.NewSyscallError("fcntl", err)
+	}
+	return nfd, nil
+}
+
+// mapPage maps one page of anonymous memory, shared (so that it survives a
+// fork, as librpma's buffers do).
+func mapPage() ([]byte, error) {
+	return unix.Mmap(-1, 0, unix.Getpagesize(), unix.PROT_READ|unix.PROT_WRITE, unix.MAP_SHARED|unix.MAP_ANON)
+}
+
+// unmapPage unmaps what mapPage mapped.
+func unmapPage(b []byte) error { return unix.Munmap(b) }

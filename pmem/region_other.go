@@ -1,0 +1,16 @@
+//go:build !unix
+
+package pmem
+
+import "github.com/gorpma/rpma/rpma"
+
+// Memory for RDMA is mapped with mmap, which this system lacks; RDMA
+// itself needs Linux.
+
+func mmapAnon(int) ([]byte, error) {
+	return nil, rpma.NoSupp("pmem_alloc", "mapping memory for RDMA needs mmap (a Unix system)")
+}
+
+func msync([]byte) error { return nil }
+
+func munmap([]byte) error { return nil }

@@ -75,6 +75,13 @@ func TestIntegrationReg(t *testing.T) {
 	err = p.Close()
 	require.ErrorIs(t, err, syscall.EBUSY)
 	require.Contains(t, err.Error(), "memory regions")
+	// So does the memory: unmapping it would leave the device writing
+	// into whatever is mapped there next.
+	err = r.Close()
+	require.ErrorIs(t, err, syscall.EBUSY)
+	require.ErrorIs(t, err, rpma.ErrInvalidArgument)
+	require.Contains(t, err.Error(), "1 memory region(s) still registered")
+	require.Len(t, r.Bytes(), 8192, "still mapped after the refusal")
 	require.NoError(t, m.Dereg())
 	require.NoError(t, m.Dereg())
 	require.ErrorIs(t, m.Advise(0, 8, mr.AdvicePrefetch, 0), rpma.ErrInvalidArgument)

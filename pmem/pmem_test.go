@@ -4,11 +4,13 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"syscall"
 	"testing"
 	"unsafe"
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/gorpma/rpma/internal/regmem"
 	"github.com/gorpma/rpma/pmem"
 	"github.com/gorpma/rpma/rpma"
 )
@@ -102,4 +104,32 @@ func TestMapMissingFileSizeZero(t *testing.T) {
 	require.True(t, errors.Is(err, os.ErrNotExist), "%v", err)
 	_, err = os.Stat(path)
 	require.True(t, os.IsNotExist(err), "size 0 must not create the file")
+}
+
+// TestCloseRefusesRegistered: a Region does not unmap memory that is
+// registered with a device (internal/regmem records what mr.Reg
+// registered); the VM tier does the same with a real registration
+// (mr TestIntegrationReg).
+func TestCloseRefusesRegistered(t *testing.T) {
+	r, err := pmem.Alloc(3 * 4096)
+	require.NoError(t, err)
+	key := new(int)
+	regmem.Add(key, r.Bytes()[4096:4100])
+	err = r.Close()
+	require.ErrorIs(t, err, syscall.EBUSY)
+	require.ErrorIs(t, err, rpma.ErrInvalidArgument)
+	require.Contains(t, err.Error(), "1 memory region(s) still registered")
+	require.Len(t, r.Bytes(), 3*4096, "still mapped")
+	r.Bytes()[4096] = 1 // and usable
+	regmem.Remove(key)
+	require.NoError(t, r.Close())
+	require.Nil(t, r.Bytes())
+
+	// Registered memory elsewhere does not stop it.
+	other := make([]byte, 64)
+	regmem.Add(key, other)
+	defer regmem.Remove(key)
+	r, err = pmem.Alloc(4096)
+	require.NoError(t, err)
+	require.NoError(t, r.Close())
 }

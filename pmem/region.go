@@ -4,8 +4,10 @@ import (
 	"fmt"
 	"os"
 	"sync"
+	"syscall"
 
 	"github.com/gorpma/rpma/internal/cpuflush"
+	"github.com/gorpma/rpma/internal/regmem"
 	"github.com/gorpma/rpma/rpma"
 )
 
@@ -129,8 +131,14 @@ func (r *Region) Persist(off, n int) error {
 	return nil
 }
 
-// Close unmaps the Region. It is idempotent and nil-safe; the memory must
-// not be in use (registered with a device) any more.
+// Close unmaps the Region. It is idempotent and nil-safe.
+//
+// It refuses while memory of the Region is registered with an RDMA device
+// (mr.Reg): the device could still read or write it, and unmapped memory
+// may be mapped again for something else. The error then matches
+// syscall.EBUSY and [rpma.ErrInvalidArgument] and says how many
+// registrations are left; the Region stays mapped and usable. Deregister
+// them (mr.Local.Dereg) and call Close again.
 func (r *Region) Close() error {
 	if r == nil {
 		return nil
@@ -139,6 +147,10 @@ func (r *Region) Close() error {
 	defer r.mu.Unlock()
 	if r.b == nil {
 		return nil
+	}
+	if n := regmem.Overlapping(r.m); n > 0 {
+		return rpma.NewError("pmem_close", rpma.CodeInval, syscall.EBUSY,
+			"%d memory region(s) still registered in it: deregister them (mr.Local.Dereg) first", n)
 	}
 	m := r.m
 	r.b, r.m = nil, nil

@@ -22,6 +22,7 @@ import (
 
 	"github.com/gorpma/rpma/internal/ibv"
 	"github.com/gorpma/rpma/internal/rdmatest"
+	"github.com/gorpma/rpma/internal/regmem"
 	"github.com/gorpma/rpma/rpma"
 )
 
@@ -167,13 +168,11 @@ func TestIntegrationHeapMemoryKeptUntilDereg(t *testing.T) {
 
 	// The registry kept the region: find it and deregister it.
 	var dropped *MR
-	registered.Lock()
-	for m := range registered.m {
-		if m.rkey == rm.rkey {
+	regmem.Each(func(key any, _ []byte) {
+		if m, ok := key.(*MR); ok && m.rkey == rm.rkey {
 			dropped = m
 		}
-	}
-	registered.Unlock()
+	})
 	require.NotNil(t, dropped, "the dropped region is still registered")
 	require.True(t, bytes.Contains(dropped.buf, marker), "the write landed in the dropped region's own memory")
 	require.NoError(t, dropped.Close())

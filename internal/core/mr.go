@@ -4,12 +4,12 @@ import (
 	"encoding/binary"
 	"errors"
 	"runtime"
-	"sync"
 	"syscall"
 	"unsafe"
 
 	"github.com/gorpma/rpma/internal/ibv"
 	"github.com/gorpma/rpma/internal/leak"
+	"github.com/gorpma/rpma/internal/regmem"
 	"github.com/gorpma/rpma/rpma"
 )
 
@@ -87,21 +87,14 @@ type MR struct {
 	leak   *leak.Handle
 }
 
-// registered holds every registered region until its Close, with its
-// memory: the device keeps using the memory after RegMR returns, so
-// neither may be collected while registered, even when the caller drops
-// its last reference without deregistering. Such a region leaks (its
-// registration and memory stay for the life of the process), which is
-// safe: Go's heap never reuses memory a peer can still write into.
-var registered = struct {
-	sync.Mutex
-	m map[*MR]struct{}
-}{m: map[*MR]struct{}{}}
-
 // RegMR mirrors rpma_mr_reg. b is the memory to register. Memory of the Go
 // heap is pinned (runtime.Pinner) until Close, as cgo requires of memory C
 // keeps using; mmapped memory needs no pin. Either way the region and its
-// memory are kept reachable until Close (see registered).
+// memory are recorded in internal/regmem until Close: that keeps them
+// reachable (a region whose caller drops it without deregistering leaks,
+// with its memory, for the life of the process, which is safe: Go's heap
+// never reuses memory a peer can still write into), and lets
+// pmem.Region.Close refuse to unmap registered memory.
 func RegMR(p *Peer, b []byte, usage int) (*MR, error) {
 	const op = "mr_reg"
 	if len(b) == 0 {
@@ -118,9 +111,7 @@ func RegMR(p *Peer, b []byte, usage int) (*MR, error) {
 		p.release()
 		return nil, err
 	}
-	registered.Lock()
-	registered.m[m] = struct{}{}
-	registered.Unlock()
+	regmem.Add(m, b)
 	return m, nil
 }
 
@@ -260,9 +251,7 @@ func (m *MR) Close() error {
 	defer m.unlock()
 	err := m.mr.Dereg()
 	m.pin.Unpin()
-	registered.Lock()
-	delete(registered.m, m)
-	registered.Unlock()
+	regmem.Remove(m)
 	m.peer.release()
 	m.leak.Release()
 	return provider("mr_dereg", err)

@@ -185,7 +185,7 @@ func TestIntegrationFlushMatrix(t *testing.T) {
 		for _, u := range usages {
 			m, _ := region(t, p, 4096, mr.UsageWriteDst|u)
 			r := remoteOf(t, m)
-			require.Equal(t, u, r.FlushType())
+			require.Equal(t, u, r.FlushUsage())
 			for _, typ := range []rpma.FlushType{rpma.FlushPersistent, rpma.FlushVisibility} {
 				id++
 				want := false

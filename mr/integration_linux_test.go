@@ -165,6 +165,6 @@ func TestIntegrationDescriptorFromLibrpma(t *testing.T) {
 	require.Equal(t, addr, r.Addr())
 	require.Equal(t, size, r.Size())
 	require.Equal(t, usage, r.Usage())
-	require.Equal(t, mr.UsageFlushVisibility, r.FlushType())
+	require.Equal(t, mr.UsageFlushVisibility, r.FlushUsage())
 	t.Logf("librpma descriptor %s: addr 0x%x size %d", f[3], addr, size)
 }

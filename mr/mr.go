@@ -153,9 +153,26 @@ func RemoteFromDescriptor(desc []byte) (*Remote, error) {
 // Size mirrors rpma_mr_remote_get_size.
 func (r *Remote) Size() uint64 { return r.core().Size() }
 
-// FlushType mirrors rpma_mr_remote_get_flush_type: the flush usages of the
-// remote region (UsageFlushVisibility, UsageFlushPersistent or both).
-func (r *Remote) FlushType() Usage { return Usage(r.core().FlushType()) }
+// FlushUsage mirrors rpma_mr_remote_get_flush_type: the flush usages of
+// the remote region, UsageFlushVisibility, UsageFlushPersistent, both or
+// neither (librpma's function returns these usage bits too, not an
+// rpma.FlushType). The flushes
+// [github.com/gorpma/rpma/conn.Conn.Flush] allows follow from them:
+// rpma.FlushPersistent needs UsageFlushPersistent (and the other side's
+// direct write to pmem), rpma.FlushVisibility needs UsageFlushVisibility.
+func (r *Remote) FlushUsage() Usage { return Usage(r.core().FlushType()) }
+
+// FlushType is FlushUsage under its first name, which suggested an
+// rpma.FlushType; it returns usage bits.
+//
+// Deprecated: use [Remote.FlushUsage].
+func (r *Remote) FlushType() Usage { return r.FlushUsage() }
+
+// Descriptor returns the 21-byte descriptor r was decoded from
+// ([RemoteFromDescriptor] ignores bytes after them), byte for byte, so a
+// Remote can be handed on (to another connection, a file, a log) and
+// decoded again. A nil r gives all zeros.
+func (r *Remote) Descriptor() [DescriptorSize]byte { return r.core().Descriptor() }
 
 // Usage returns the remote region's usage.
 func (r *Remote) Usage() Usage { return Usage(r.core().Usage()) }

@@ -46,8 +46,13 @@ func TestRemoteFromDescriptor(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, uint64(1<<20), r.Size())
 	require.Equal(t, uint64(0x7f0012345000), r.Addr())
-	require.Equal(t, mr.UsageFlushPersistent|mr.UsageFlushVisibility, r.FlushType())
+	require.Equal(t, mr.UsageFlushPersistent|mr.UsageFlushVisibility, r.FlushUsage())
 	require.Equal(t, mr.UsageWriteDst|mr.UsageFlushPersistent|mr.UsageFlushVisibility, r.Usage())
+	require.Equal(t, r.FlushUsage(), r.FlushType(), "the deprecated name")
+	desc := r.Descriptor()
+	require.Equal(t, d, desc[:], "the descriptor it was decoded from")
+	var nilRemote *mr.Remote
+	require.Equal(t, [21]byte{}, nilRemote.Descriptor())
 
 	_, err = mr.RemoteFromDescriptor(d[:20])
 	require.ErrorIs(t, err, rpma.ErrInvalidArgument)
@@ -78,6 +83,8 @@ func FuzzRemoteFromDescriptor(f *testing.F) {
 		require.NoError(t, err)
 		require.Equal(t, binary.LittleEndian.Uint64(b[8:]), r.Size())
 		require.Equal(t, mr.Usage(b[20]), r.Usage())
+		d := r.Descriptor()
+		require.Equal(t, b[:21], d[:], "Descriptor gives back what was decoded")
 	})
 }
 
@@ -146,7 +153,7 @@ func TestDescriptorDecodesLikeLibrpma(t *testing.T) {
 			fmt.Fprintf(&want, "%d 0 -1\n", code)
 			continue
 		}
-		fmt.Fprintf(&want, "0 %d %d\n", r.Size(), r.FlushType())
+		fmt.Fprintf(&want, "0 %d %d\n", r.Size(), r.FlushUsage())
 	}
 	require.Equal(t, want.String(), string(out))
 }

@@ -203,14 +203,19 @@ func (m *MR) ODP() bool { return m != nil && m.odp }
 // Descriptor mirrors rpma_mr_get_descriptor: the 21-byte wire form,
 // little-endian address, length, rkey and the usage byte.
 func (m *MR) Descriptor() [DescriptorSize]byte {
-	var d [DescriptorSize]byte
 	if m == nil {
-		return d
+		return [DescriptorSize]byte{}
 	}
-	binary.LittleEndian.PutUint64(d[0:], m.addr)
-	binary.LittleEndian.PutUint64(d[8:], m.size)
-	binary.LittleEndian.PutUint32(d[16:], m.rkey)
-	d[20] = uint8(m.usage)
+	return descriptor(m.addr, m.size, m.rkey, m.usage)
+}
+
+// descriptor encodes a region's descriptor (rpma_mr_get_descriptor).
+func descriptor(addr, size uint64, rkey uint32, usage int) [DescriptorSize]byte {
+	var d [DescriptorSize]byte
+	binary.LittleEndian.PutUint64(d[0:], addr)
+	binary.LittleEndian.PutUint64(d[8:], size)
+	binary.LittleEndian.PutUint32(d[16:], rkey)
+	d[20] = uint8(usage)
 	return d
 }
 
@@ -338,4 +343,13 @@ func (r *RemoteMR) RKey() uint32 {
 		return 0
 	}
 	return r.rkey
+}
+
+// Descriptor returns the descriptor r was decoded from (its first 21
+// bytes), all zeros for a nil r.
+func (r *RemoteMR) Descriptor() [DescriptorSize]byte {
+	if r == nil {
+		return [DescriptorSize]byte{}
+	}
+	return descriptor(r.raddr, r.size, r.rkey, r.usage)
 }

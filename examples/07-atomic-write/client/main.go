@@ -94,7 +94,7 @@ func appendWords(ctx context.Context, c *conn.Conn, p *peer.Peer, words []string
 	}
 
 	typ := rpma.FlushVisibility
-	if dst.FlushType()&mr.UsageFlushPersistent != 0 {
+	if dst.FlushUsage()&mr.UsageFlushPersistent != 0 {
 		typ = rpma.FlushPersistent
 	}
 

@@ -27,6 +27,20 @@
 // has no ODP, so there FsDAX registration fails with an error that says
 // ODP is needed; use Device DAX.
 //
+// # Locked memory
+//
+// The device reads and writes registered memory by physical address, so
+// registration pins it, and the kernel counts pinned memory against the
+// locked-memory limit, RLIMIT_MEMLOCK, of a process without CAP_IPC_LOCK.
+// Root has the capability; other users typically have a limit of 8 MiB
+// (64 KiB on older systems), so a program registering more fails in
+// [Reg] with ENOMEM and an error that names the limit, its value and
+// CAP_IPC_LOCK. Raise the limit (ulimit -l in the shell that starts the
+// program, LimitMEMLOCK= in a systemd unit, a memlock line in
+// /etc/security/limits.conf) or grant the program CAP_IPC_LOCK (setcap
+// cap_ipc_lock+ep). The limit counts every registration of the process
+// at once, and registering the same memory twice counts it twice.
+//
 // # Descriptors
 //
 // [Local.Descriptor] and [RemoteFromDescriptor] are byte-compatible with

@@ -72,6 +72,12 @@ func (m *Local) core() *core.MR { return (*core.MR)(m) }
 // [rpma.ErrProvider] and EOPNOTSUPP, and says that ODP is needed, as
 // librpma's "maybe FSDAX?" log does.
 //
+// Registration pins b, and pinned memory counts against the process's
+// locked-memory limit (RLIMIT_MEMLOCK, often 8 MiB for a non-root user)
+// unless it has CAP_IPC_LOCK (root has). Beyond the limit the kernel
+// refuses with ENOMEM, and the error says so: it names RLIMIT_MEMLOCK,
+// its value and CAP_IPC_LOCK (see the package documentation).
+//
 // Errors: a nil or closed p, an empty b, a zero usage or unknown usage
 // bits match [rpma.ErrInvalidArgument]; a failing ibv_reg_mr matches
 // [rpma.ErrProvider] and its errno.

@@ -27,6 +27,9 @@ const (
 	usageFlushAny           = UsageFlushVisibility | UsageFlushPersistent
 	DescriptorSize          = 2*8 + 4 + 1 // RPMA_MR_DESC_SIZE
 	msgNoODPForRegistration = "the device has no On-Demand Paging, which this memory needs (FsDAX memory cannot be pinned: it needs ODP)"
+	msgMemlock              = "registering %d bytes pins them, and pinned memory counts against the locked-memory limit " +
+		"(RLIMIT_MEMLOCK, %d bytes for this process) unless the process has CAP_IPC_LOCK: raise the limit " +
+		"(ulimit -l, LimitMEMLOCK= of a systemd unit, memlock in /etc/security/limits.conf) or grant CAP_IPC_LOCK"
 )
 
 // UsageToAccess is librpma's rpma_peer_usage2access: the IBV_ACCESS_*
@@ -137,6 +140,11 @@ func regMR(p *Peer, b []byte, usage int) (*MR, error) {
 		odp = true
 	} else if err != nil {
 		pin.Unpin()
+		if limit, ok := memlockLimit(); ok && errors.Is(err, syscall.ENOMEM) {
+			// The kernel refuses to pin more than RLIMIT_MEMLOCK
+			// without CAP_IPC_LOCK (ib_umem_get), with ENOMEM.
+			return nil, providerMsg("mr_reg", err, msgMemlock, len(b), limit)
+		}
 		return nil, providerMsg("mr_reg", err, "length=%d, access=0x%x", len(b), access)
 	}
 	m := &MR{

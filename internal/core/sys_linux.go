@@ -37,3 +37,19 @@ func mapPage() ([]byte, error) {
 
 // unmapPage unmaps what mapPage mapped.
 func unmapPage(b []byte) error { return unix.Munmap(b) }
+
+// memlockLimit returns the soft RLIMIT_MEMLOCK when it limits what this
+// process may pin: false when it is unlimited, cannot be read, or the
+// process has CAP_IPC_LOCK (then the kernel ignores it).
+func memlockLimit() (uint64, bool) {
+	var r unix.Rlimit
+	if err := unix.Getrlimit(unix.RLIMIT_MEMLOCK, &r); err != nil || r.Cur == unix.RLIM_INFINITY {
+		return 0, false
+	}
+	hdr := unix.CapUserHeader{Version: unix.LINUX_CAPABILITY_VERSION_3}
+	var data [2]unix.CapUserData
+	if err := unix.Capget(&hdr, &data[0]); err == nil && data[0].Effective&(1<<unix.CAP_IPC_LOCK) != 0 {
+		return 0, false
+	}
+	return r.Cur, true
+}

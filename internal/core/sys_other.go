@@ -19,3 +19,5 @@ func nonblockDup(int) (int, error) { return -1, ibv.ErrNotSupported }
 func mapPage() ([]byte, error) { return nil, ibv.ErrNotSupported }
 
 func unmapPage([]byte) error { return nil }
+
+func memlockLimit() (uint64, bool) { return 0, false }

@@ -46,11 +46,16 @@ type Config struct {
 	// Ignored when accepting (the accepting side's QP takes the
 	// connecting side's value).
 	//
-	// Soft-RoCE (rxe) treats 7 as "retry forever", a deviation from the
-	// specification (where only an RNR retry count of 7 means that): with
-	// rxe, when the other host vanishes without a disconnect, operations
-	// never fail and only the connection's events (NextEvent) tell. Use a
-	// smaller value to have operations fail instead.
+	// On Soft-RoCE (rxe), with 7, operations to a host that vanished
+	// without a disconnect have been seen never to fail (7 acting as
+	// "retry forever", which the specification reserves for the RNR
+	// retry count). Smaller values are not yet known to bound that
+	// time on rxe: in one trial 2 and 1 gave no error either, and only 0
+	// failed promptly, while the power-loss test's clients, with 2, do
+	// get "transport retry counter exceeded". Until the cause is
+	// established, do not count on a retry count to detect a dead peer:
+	// the connection's events (NextEvent, and the completion waits that
+	// end with *rpma.ConnEventError) are what tells.
 	RetryCount int
 	// RNRRetryCount is the receiver-not-ready retry count
 	// (rdma_conn_param.rnr_retry_count, 0 to 7; 7 means retry forever):

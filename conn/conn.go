@@ -122,7 +122,20 @@ func (c *Conn) TryNextEvent() (rpma.ConnEvent, error) { return c.core().TryNextE
 
 // Disconnect mirrors rpma_conn_disconnect (rdma_disconnect): it starts a
 // disconnection, or completes one the other side started. Both sides then
-// get [rpma.ConnClosed].
+// get [rpma.ConnClosed]. It does not wait for the other side.
+//
+// Disconnect moves this side's QP to the error state, and that is when
+// operations still outstanding come back: every posted request that has
+// not completed (for example a write or send to a peer that vanished, or
+// a send the other side never posted a receive for) then completes with
+// a flush error (its cq.WC.Err matches [rpma.ErrWRFlushed]), with its op
+// context, for GetWC to return. Until then nothing makes them complete:
+// neither the other side's disconnect (this side reads CLOSED) nor a
+// peer that is gone. Close destroys the QP and CQs with whatever is
+// still in them, so to learn the fate of every operation, Disconnect,
+// drain GetWC, then Close. After a failed completion the QP is already in
+// the error state and the rest are flushed without Disconnect (see
+// "Broken connections" in the package documentation).
 func (c *Conn) Disconnect() error { return c.core().Disconnect() }
 
 // Close mirrors rpma_conn_delete: it destroys the QP, the CQs, the CM id

@@ -92,9 +92,11 @@
 // A failed completion puts the QP in the error state. From the moment
 // GetWC returns one (or a post finds the QP in the error state, or a
 // CLOSED or LOST event is read), posts return an error matching
-// [rpma.ErrConnBroken] that says why ([Conn.Broken]). The operations that
-// were outstanding complete with flush errors (rpma.ErrWRFlushed), which
-// the caller drains with GetWC. Disconnect and Close do not wait for
+// [rpma.ErrConnBroken] that says why ([Conn.Broken]). After a failed
+// completion, the operations that were outstanding complete with flush
+// errors (rpma.ErrWRFlushed), which the caller drains with GetWC. After a
+// CLOSED or LOST event they do not, until this side's [Conn.Disconnect]
+// moves the QP to the error state: then they are flushed too. Disconnect and Close do not wait for
 // anything from the other side: they return promptly even when the other
 // side is gone and CLOSED never comes.
 //
@@ -108,8 +110,8 @@
 // *rpma.ConnEventError carrying the CLOSED or LOST event instead of
 // sleeping on a CQ that will never fire; events such a wait reads are
 // kept for NextEvent, which still returns them. This matters on rxe,
-// where a retry count of 7 (librpma's) retries forever: operations to a
-// vanished peer never fail, so the events are the only signal.
+// where operations to a vanished peer have been seen never to fail with
+// librpma's retry count of 7, so the events are the only signal.
 //
 // # Lifetimes and concurrency
 //
@@ -138,8 +140,10 @@
 //
 // # Dead peers on Soft-RoCE
 //
-// rxe treats a retry count of 7 (librpma's, and [DefaultRetryCount]) as
-// "retry forever": when the other host vanishes, operations never fail,
-// and only the connection's events tell. [Config.RetryCount] and
-// [Config.RNRRetryCount] make the counts configurable.
+// With a retry count of 7 (librpma's, and [DefaultRetryCount]), rxe has
+// been seen to retry forever: when the other host vanishes, operations
+// never fail, and only the connection's events tell. [Config.RetryCount]
+// and [Config.RNRRetryCount] make the counts configurable, but what
+// smaller counts do on rxe is not established yet (see
+// [Config.RetryCount]): watch the events.
 package conn

@@ -18,6 +18,7 @@ import (
 	"github.com/gorpma/rpma/conn"
 	"github.com/gorpma/rpma/ep"
 	"github.com/gorpma/rpma/internal/rdmatest"
+	"github.com/gorpma/rpma/internal/rdmatest/fixture"
 	"github.com/gorpma/rpma/peer"
 	"github.com/gorpma/rpma/rpma"
 )
@@ -33,19 +34,8 @@ func testCtx(t *testing.T) context.Context {
 	return ctx
 }
 
-func newPeer(t *testing.T) (*peer.Peer, string) {
-	t.Helper()
-	ip := rdmatest.IP(t)
-	dev, err := peer.DeviceForAddress(ip, rpma.IbvContextLocal)
-	require.NoError(t, err)
-	p, err := peer.New(dev)
-	require.NoError(t, err)
-	t.Cleanup(func() {
-		require.NoError(t, p.Close())
-		require.NoError(t, dev.Close())
-	})
-	return p, ip
-}
+// newPeer is a peer on the test device and the test address.
+func newPeer(t *testing.T) (*peer.Peer, string) { return fixture.Peer(t) }
 
 // connect connects a client to addr:port and accepts it on e; both
 // connections are established and closed when the test ends.

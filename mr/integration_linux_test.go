@@ -16,25 +16,15 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/gorpma/rpma/internal/rdmatest"
+	"github.com/gorpma/rpma/internal/rdmatest/fixture"
 	"github.com/gorpma/rpma/mr"
 	"github.com/gorpma/rpma/peer"
 	"github.com/gorpma/rpma/pmem"
 	"github.com/gorpma/rpma/rpma"
 )
 
-func newPeer(t *testing.T) (*peer.Peer, string) {
-	t.Helper()
-	ip := rdmatest.IP(t)
-	dev, err := peer.DeviceForAddress(ip, rpma.IbvContextLocal)
-	require.NoError(t, err)
-	p, err := peer.New(dev)
-	require.NoError(t, err)
-	t.Cleanup(func() {
-		require.NoError(t, p.Close())
-		require.NoError(t, dev.Close())
-	})
-	return p, ip
-}
+// newPeer is a peer on the test device and the test address.
+func newPeer(t *testing.T) (*peer.Peer, string) { return fixture.Peer(t) }
 
 func TestIntegrationReg(t *testing.T) {
 	p, _ := newPeer(t)

@@ -5,6 +5,8 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/gorpma/rpma/rpma"
 )
 
 // seqDesc returns n bytes first, first+1, ...
@@ -108,23 +110,23 @@ func TestCommonDataDecodeCopies(t *testing.T) {
 func TestCommonDataErrors(t *testing.T) {
 	// Too big to marshal.
 	_, err := CommonData{MRDesc: make([]byte, 21), PeerCfgDesc: make([]byte, 4)}.MarshalBinary()
-	require.ErrorIs(t, err, ErrInvalid)
+	require.ErrorIs(t, err, rpma.ErrInvalidArgument)
 	_, err = CommonData{MRDesc: make([]byte, 25)}.MarshalBinary()
-	require.ErrorIs(t, err, ErrInvalid)
+	require.ErrorIs(t, err, rpma.ErrInvalidArgument)
 	// 24 bytes together is the limit.
 	_, err = CommonData{MRDesc: make([]byte, 21), PeerCfgDesc: make([]byte, 3)}.MarshalBinary()
 	require.NoError(t, err)
 
 	var d CommonData
 	for n := 0; n < CommonDataSize; n++ {
-		require.ErrorIs(t, d.UnmarshalBinary(make([]byte, n)), ErrShortBuffer, "len %d", n)
+		require.ErrorIs(t, d.UnmarshalBinary(make([]byte, n)), rpma.ErrInvalidArgument, "len %d", n)
 		_, err := DecodeCommonDataMROnly(make([]byte, n))
 		require.ErrorIs(t, err, ErrShortBuffer, "len %d", n)
 	}
 
 	bad := make([]byte, CommonDataSize)
 	bad[2], bad[3] = 21, 4 // 25 > 24
-	require.ErrorIs(t, d.UnmarshalBinary(bad), ErrInvalid)
+	require.ErrorIs(t, d.UnmarshalBinary(bad), rpma.ErrInvalidArgument)
 	// The MR-only reader ignores pcfg_desc_size (06's C client may send
 	// garbage there).
 	mr, err := DecodeCommonDataMROnly(bad)

@@ -1,0 +1,113 @@
+package session_test
+
+import (
+	"context"
+	"fmt"
+	"log"
+	"time"
+
+	"github.com/gorpma/rpma/ep"
+	"github.com/gorpma/rpma/mr"
+	"github.com/gorpma/rpma/peer"
+	"github.com/gorpma/rpma/pmem"
+	"github.com/gorpma/rpma/rpma"
+	"github.com/gorpma/rpma/session"
+)
+
+// The whole path, both sides in one process: the server offers a region
+// and its peer configuration, the client connects, writes and persists a
+// record, and hangs up. 192.0.2.1 is the rxevm VM's Soft-RoCE device; on
+// a real machine use an address of a netdev with an RDMA device, the
+// server's on both sides.
+//
+// DRAM stands in for persistent memory here: a real server maps it with
+// pmem.Map and declares DirectWriteToPMem only where its platform writes
+// RDMA data straight into the persistence domain.
+func Example() {
+	const addr = "192.0.2.1"
+	dev, err := peer.DeviceForAddress(addr, rpma.IbvContextLocal)
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer dev.Close()
+	p, err := peer.New(dev)
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer p.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+
+	// The server's memory, offered for writes and persistent flushes.
+	logMem, err := pmem.Alloc(1 << 20)
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer logMem.Close()
+	logMR, err := mr.Reg(p, logMem.Bytes(), mr.UsageWriteDst|mr.UsageFlushPersistent|mr.UsageFlushVisibility)
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer logMR.Dereg()
+	e, err := ep.Listen(p, addr, "0") // session.Serve listens and accepts in one call
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer e.Shutdown()
+	served := make(chan error)
+	go func() {
+		c, err := session.Accept(ctx, e, nil, logMR, peer.Cfg{DirectWriteToPMem: true})
+		if err != nil {
+			served <- err
+			return
+		}
+		defer c.Close()
+		served <- session.WaitForHangup(ctx, c) // the client does the rest
+	}()
+
+	// The client: its source buffer, the connection and the server's region.
+	srcMem, err := pmem.Alloc(4096)
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer srcMem.Close()
+	src, err := mr.Reg(p, srcMem.Bytes(), mr.UsageWriteSrc)
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer src.Dereg()
+	c, dst, err := session.Connect(ctx, p, addr, e.Port(), nil)
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer c.Close()
+
+	n := copy(srcMem.Bytes(), "record 1: durable once WriteAndPersist returns")
+	if err := session.WriteAndPersist(ctx, c, dst, 0, src, 0, n); err != nil {
+		log.Fatal(err)
+	}
+	if err := session.Hangup(ctx, c); err != nil {
+		log.Fatal(err)
+	}
+	if err := <-served; err != nil {
+		log.Fatal(err)
+	}
+	fmt.Printf("the server has %q\n", logMem.Bytes()[:n])
+	// Device output:
+	// the server has "record 1: durable once WriteAndPersist returns"
+}
+
+// The private data Accept sends, byte for byte: librpma's examples'
+// struct common_data, so C peers understand it.
+func ExampleOffer() {
+	o := session.Offer{MRDesc: make([]byte, mr.DescriptorSize), PeerCfgDesc: []byte{1}}
+	b, _ := o.MarshalBinary()
+	fmt.Println(len(b), b[:4], b[25])
+	var got session.Offer
+	_ = got.UnmarshalBinary(append(b, make([]byte, 168)...)) // rdma_cm pads what it delivers
+	cfg, _ := got.PeerCfg()
+	fmt.Println(len(got.MRDesc), cfg.DirectWriteToPMem)
+	// Output:
+	// 28 [0 0 21 1] 1
+	// 21 true
+}

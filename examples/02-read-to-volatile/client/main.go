@@ -2,6 +2,8 @@
 // of librpma's examples/02-read-to-volatile/client.c: it connects, takes the
 // server's memory region from the accept private data (common_data), reads
 // all of it into a local DRAM buffer with one RDMA read and prints it.
+// It is written with package session (session.Connect, WaitFor, Hangup),
+// as a program of one's own would be.
 //
 //	client <server_address> <port>
 package main
@@ -15,6 +17,7 @@ import (
 	"github.com/gorpma/rpma/examples/internal/common"
 	"github.com/gorpma/rpma/mr"
 	"github.com/gorpma/rpma/rpma"
+	"github.com/gorpma/rpma/session"
 )
 
 func main() {
@@ -39,20 +42,14 @@ func run(addr, port string) (err error) {
 	}
 	defer common.CloseWith(&err, "sink", closeDst)
 
-	c, err := common.ClientConnect(ctx, p, addr, port, nil, nil)
+	// the connection, and the server's memory region from its private data
+	c, src, err := session.Connect(ctx, p, addr, port, nil)
 	if err != nil {
 		return err
 	}
 	defer common.CloseWith(&err, "conn.Close", c.Close)
-
-	// the server's memory region
-	pdata := c.PrivateData()
-	if pdata == nil {
-		return errors.New("the server sent no private data")
-	}
-	src, _, err := common.RemoteMR(pdata)
-	if err != nil {
-		return err
+	if src == nil {
+		return errors.New("the server offered no memory region")
 	}
 	size := src.Size()
 	if size > common.Kilobyte {
@@ -63,11 +60,11 @@ func run(addr, port string) (err error) {
 	if err := c.Read(dst, 0, src, 0, int(size), rpma.CompletionAlways, 0); err != nil {
 		return fmt.Errorf("conn.Read: %w", err)
 	}
-	if _, err := common.WaitAndValidate(ctx, c.CQ(), rpma.WCRDMARead, "rpma_read()", common.OpcodeMsgDec); err != nil {
+	if _, err := session.WaitFor(ctx, c.CQ(), 0); err != nil {
 		return err
 	}
 
 	fmt.Printf("Read a message: %s\n", common.CString(dst.Bytes()))
 
-	return common.DisconnectAndWaitForClose(ctx, c)
+	return session.Hangup(ctx, c)
 }

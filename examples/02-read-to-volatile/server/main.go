@@ -3,7 +3,7 @@
 // "Hello client!" in a DRAM memory region registered for remote reads,
 // hands the region's descriptor to the client in the accept private data
 // (common_data) and waits for the client to read it and hang up. It prints
-// nothing.
+// nothing. It is written with package session (Accept, WaitForHangup).
 //
 //	server <server_address> <port>
 package main
@@ -14,6 +14,8 @@ import (
 
 	"github.com/gorpma/rpma/examples/internal/common"
 	"github.com/gorpma/rpma/mr"
+	"github.com/gorpma/rpma/peer"
+	"github.com/gorpma/rpma/session"
 )
 
 func main() {
@@ -41,12 +43,12 @@ func run(addr, port string) (err error) {
 	defer common.CloseWith(&err, "message", closeSrc)
 	copy(src.Bytes(), msg)
 
-	// the region's descriptor for the client
-	pdata, err := common.PrivateDataFor(src, 0)
+	// let the client in with the region (session.Accept sends its
+	// descriptor in common_data); the client reads, then hangs up
+	c, err := session.Accept(ctx, e, nil, src, peer.Cfg{})
 	if err != nil {
 		return err
 	}
-
-	// let the client in with it: the client reads, then hangs up
-	return common.AcceptAndWaitForClose(ctx, e, pdata)
+	defer common.CloseWith(&err, "conn.Close", c.Close)
+	return session.WaitForHangup(ctx, c)
 }

@@ -15,7 +15,9 @@
 // lives after librpma's signature "RPMA_EXAMPLE_SIG" at <pmem-offset>
 // (default 0), initialised to "Hello world!" when the signature is missing,
 // so each run continues where the last one left off. Without <pmem-path>
-// the client uses DRAM and always starts from "Hello world!".
+// the client uses DRAM and always starts from "Hello world!". It connects,
+// waits and hangs up with package session (Connect, WaitFor, Hangup),
+// which reads and applies librpma's common_data.
 //
 // Soft-RoCE (rxe) cannot register FsDAX memory (no on-demand paging): the
 // client then fails at mr.Reg with an error saying ODP is needed.
@@ -33,6 +35,7 @@ import (
 	"github.com/gorpma/rpma/mr"
 	"github.com/gorpma/rpma/peer"
 	"github.com/gorpma/rpma/rpma"
+	"github.com/gorpma/rpma/session"
 )
 
 func main() {
@@ -58,52 +61,51 @@ func run(addr, port, path string, offset uint64) (err error) {
 	}
 	defer common.CloseWith(&err, "peer", closePeer)
 
-	c, err := common.ClientConnect(ctx, p, addr, port, nil, nil)
+	// connected, with the server's region and its peer configuration
+	// applied (session.Connect decodes common_data)
+	c, dst, err := session.Connect(ctx, p, addr, port, nil)
 	if err != nil {
 		return err
 	}
 	defer common.CloseWith(&err, "conn.Close", c.Close)
+	if dst == nil {
+		return errors.New("the server offered no memory region")
+	}
 
-	if err := writeAndFlush(ctx, c, p, mem); err != nil {
-		return errors.Join(err, common.DisconnectAndWaitForClose(ctx, c))
+	if err := writeAndFlush(ctx, c, p, dst, mem); err != nil {
+		return errors.Join(err, session.Hangup(ctx, c))
 	}
 
 	// a surprise for next time
 	if str, err = common.TranslateHello(os.Stdout, mem); err != nil {
-		return errors.Join(err, common.DisconnectAndWaitForClose(ctx, c))
+		return errors.Join(err, session.Hangup(ctx, c))
 	}
 	fmt.Printf("Translation: %s\n", str)
 
-	return common.DisconnectAndWaitForClose(ctx, c)
+	return session.Hangup(ctx, c)
 }
 
 // writeAndFlush writes the str of the hello_t in mem to the server's memory
-// region, described in the connection's private data with the server's
-// peer configuration, and flushes it.
-func writeAndFlush(ctx context.Context, c *conn.Conn, p *peer.Peer, mem *common.Mem) (err error) {
+// region dst, at the data offset of the connection's private data, and
+// flushes it as the server's peer configuration allows.
+func writeAndFlush(ctx context.Context, c *conn.Conn, p *peer.Peer, dst *mr.Remote, mem *common.Mem) (err error) {
 	src, err := mr.Reg(p, mem.Buf, mr.UsageWriteSrc)
 	if err != nil {
 		return fmt.Errorf("mr.Reg: %w", err)
 	}
 	defer common.CloseWith(&err, "mr.Local.Dereg", src.Dereg)
 
-	// the server's memory region and peer configuration
-	var cd common.CommonData
-	if err := cd.UnmarshalBinary(c.PrivateData()); err != nil {
+	// where the data starts, and what the server declared (Connect has
+	// applied it already)
+	var offer session.Offer
+	if err := offer.UnmarshalBinary(c.PrivateData()); err != nil {
 		return err
 	}
-	pcfg, err := peer.CfgFromDescriptor(cd.PeerCfgDesc)
+	pcfg, err := offer.PeerCfg()
 	if err != nil {
-		return fmt.Errorf("peer.CfgFromDescriptor: %w", err)
+		return err
 	}
-	if err := c.ApplyRemotePeerCfg(pcfg); err != nil {
-		return fmt.Errorf("conn.ApplyRemotePeerCfg: %w", err)
-	}
-	dst, err := mr.RemoteFromDescriptor(cd.MRDesc)
-	if err != nil {
-		return fmt.Errorf("mr.RemoteFromDescriptor: %w", err)
-	}
-	dstOffset := int(cd.DataOffset)
+	dstOffset := int(offer.DataOffset)
 	if size := dst.Size(); size < uint64(dstOffset) || size-uint64(dstOffset) < common.HelloStrSize {
 		return fmt.Errorf("remote memory region size too small for writing the data of the assumed size (%d < %d)",
 			size-min(size, uint64(dstOffset)), common.HelloStrSize)
@@ -124,15 +126,6 @@ func writeAndFlush(ctx context.Context, c *conn.Conn, p *peer.Peer, mem *common.
 	if err := c.Flush(dst, dstOffset, common.HelloStrSize, typ, rpma.CompletionAlways, common.FlushID); err != nil {
 		return fmt.Errorf("conn.Flush: %w", err)
 	}
-	wc, err := common.WaitForCompletion(ctx, c.CQ())
-	if err != nil {
-		return err
-	}
-	if wc.OpContext != common.FlushID {
-		return fmt.Errorf("unexpected wc.wr_id value (0x%X != 0x%X)", wc.OpContext, common.FlushID)
-	}
-	if wc.Status != rpma.WCSuccess {
-		return fmt.Errorf("rpma_flush() failed: %s", wc.Status)
-	}
-	return nil
+	_, err = session.WaitFor(ctx, c.CQ(), common.FlushID)
+	return err
 }

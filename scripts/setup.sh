@@ -67,7 +67,7 @@ fi
 
 # 4. Go.
 if ! command -v go >/dev/null; then
-	echo "setup: Go is not on PATH (install Go 1.24 or newer)" >&2
+	echo "setup: Go is not on PATH (install Go $(sed -n 's/^go //p' "$(dirname "$0")/../go.mod") or newer, as go.mod says)" >&2
 	exit 1
 fi
 echo "setup: ok"

@@ -18,7 +18,10 @@
 // The passive side gets its requests from ep.Endpoint.NextConnReq, reads
 // [ConnReq.PrivateData], accepts with [ConnReq.Connect] or refuses with
 // [ConnReq.Reject], then waits for [rpma.ConnEstablished] and, at the end,
-// [rpma.ConnClosed] before it disconnects and closes.
+// [rpma.ConnClosed] before it disconnects and closes. Package
+// [github.com/gorpma/rpma/session] does these sequences in a call each
+// (Accept, Connect, Hangup, WaitForHangup), with a memory region and the
+// peer configuration in the private data.
 //
 // Two rdma_cm facts shape the sequences: the connecting side completes the
 // connection (moves its QP to RTS and answers the accept) only when its

@@ -57,19 +57,10 @@ func createQueues(op string, p *Peer, id *ibv.CMID, prm *ConnParams, ev *connEve
 		}
 		return q, rpma.Inval(op, "the peer is on device %s but the connection goes through %s", p.dev.name, name)
 	}
-	if err := prm.checkDevice(op, p); err != nil {
+	if err := prm.checkFor(op, p); err != nil {
 		return q, err
 	}
 	if s := prm.SRQ; s != nil {
-		if prm.SharedCompChannel && s.rcq != nil {
-			return q, rpma.Inval(op, "a shared completion channel cannot be used with an SRQ that has its own receive CQ")
-		}
-		if s.peer != p {
-			return q, rpma.Inval(op, "the SRQ belongs to another peer")
-		}
-		if err := checkSRQRoom(op, prm, s); err != nil {
-			return q, err
-		}
 		if err := s.acquire(op); err != nil {
 			return q, err
 		}
@@ -168,6 +159,26 @@ func createQueues(op string, p *Peer, id *ibv.CMID, prm *ConnParams, ev *connEve
 	return q, nil
 }
 
+// checkFor checks prm for connections of p, before anything is created
+// or waited for: the device's limits and the SRQ's rules.
+func (prm *ConnParams) checkFor(op string, p *Peer) error {
+	if err := prm.checkDevice(op, p); err != nil {
+		return err
+	}
+	if s := prm.SRQ; s != nil {
+		if prm.SharedCompChannel && s.rcq != nil {
+			return rpma.Inval(op, "a shared completion channel cannot be used with an SRQ that has its own receive CQ")
+		}
+		if s.peer != p {
+			return rpma.Inval(op, "the SRQ belongs to another peer")
+		}
+		if err := checkSRQRoom(op, prm, s); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
 // checkSRQRoom refuses a connection whose receives complete, through an
 // SRQ without a receive CQ of its own, on a CQ of the connection that
 // could overrun: a post cannot know which connection's CQ an SRQ receive
@@ -237,6 +248,10 @@ func NewConnReq(ctx context.Context, p *Peer, addr, port string, params *ConnPar
 		return nil, err
 	}
 	if err := p.acquire(op); err != nil {
+		return nil, err
+	}
+	if err := prm.checkFor(op, p); err != nil {
+		p.release()
 		return nil, err
 	}
 	r, err := newActive(ctx, op, p, addr, port, &prm)

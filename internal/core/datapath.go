@@ -339,9 +339,10 @@ func flushPlacement(typ rpma.FlushType) uint8 {
 // Flush mirrors rpma_flush.
 func (c *Conn) Flush(dst *RemoteMR, dstOff, n int, typ rpma.FlushType, flags rpma.CompletionFlags, ctx uint64) error {
 	const op = "flush"
-	if c == nil {
-		return errNil(op, "connection")
+	if err := c.enterData(op); err != nil {
+		return err
 	}
+	defer c.exit()
 	if dst == nil {
 		return rpma.Inval(op, "no remote memory region")
 	}
@@ -356,10 +357,6 @@ func (c *Conn) Flush(dst *RemoteMR, dstOff, n int, typ rpma.FlushType, flags rpm
 	if err != nil {
 		return err
 	}
-	if err := c.enterData(op); err != nil {
-		return err
-	}
-	defer c.exit()
 	if c.q.nativeFlush {
 		return c.postSend(postNativeFlush, user, ctx, sendArgs{raddr: raddr, rkey: rkey, flen: uint64(n), ftype: flushPlacement(typ)})
 	}
@@ -372,9 +369,10 @@ func (c *Conn) Flush(dst *RemoteMR, dstOff, n int, typ rpma.FlushType, flags rpm
 // doorbell. Both carry ctx.
 func (c *Conn) WriteAndFlush(dst *RemoteMR, dstOff int, src *MR, srcOff, n int, typ rpma.FlushType, flags rpma.CompletionFlags, ctx uint64) error {
 	const op = "write_and_flush"
-	if c == nil {
-		return errNil(op, "connection")
+	if err := c.enterData(op); err != nil {
+		return err
 	}
+	defer c.exit()
 	if dst == nil || src == nil {
 		return rpma.Inval(op, "give both memory regions")
 	}
@@ -388,10 +386,6 @@ func (c *Conn) WriteAndFlush(dst *RemoteMR, dstOff int, src *MR, srcOff, n int, 
 	if dst.usage&UsageWriteDst == 0 {
 		return rpma.Inval(op, "the remote memory region's descriptor lacks mr.UsageWriteDst, which %s needs (the other side did not register it for that)", op)
 	}
-	if err := c.enterData(op); err != nil {
-		return err
-	}
-	defer c.exit()
 	laddr, lkey, err := localRange(op, c.peer, src, UsageWriteSrc, srcOff, n)
 	if err != nil {
 		return err

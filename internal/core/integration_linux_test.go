@@ -6,7 +6,6 @@ import (
 	"bytes"
 	"context"
 	"errors"
-	"fmt"
 	"math/rand"
 	"net"
 	"os/exec"
@@ -319,84 +318,93 @@ func TestIntegrationLinkDownAndUp(t *testing.T) {
 	require.Equal(t, uint64(7), wc.OpContext)
 }
 
-// bigRegions registers n bytes on each side for slow, large writes: a
-// send queue full of them stays full for milliseconds under TCG.
-func bigRegions(t *testing.T, p *Peer, server *Conn, n int) (*MR, *RemoteMR, []byte) {
-	src := mmapped(t, n)
-	dst := mmapped(t, n)
-	lm, err := RegMR(p, src, UsageWriteSrc)
-	require.NoError(t, err)
-	t.Cleanup(func() { lm.Close() })
-	rm, err := RegMR(p, dst, UsageWriteDst)
-	require.NoError(t, err)
-	t.Cleanup(func() { rm.Close() })
-	d := rm.Descriptor()
-	r, err := RemoteFromDescriptor(d[:])
-	require.NoError(t, err)
-	return lm, r, dst
+// stalledPair connects two connections whose server posts no receive:
+// the client's sends meet receiver-not-ready and retry for ever (an RNR
+// retry count of 7), so everything the client posts after one waits in
+// its send queue, and the provider's queue can be filled for certain.
+// The server can take n receives (its RQSize and CQ).
+func stalledPair(t *testing.T, p *Peer, ip string, n int) (client, server *Conn) {
+	prm := DefaultConnParams()
+	prm.SQSize, prm.CQSize = 64, 64
+	prm.RQSize, prm.RCQSize = n, n
+	return testPair(t, p, ip, &prm)
 }
 
-// fillProvider posts large unsignaled writes straight to the QP, past the
-// library's accounting, until the provider refuses one; it returns how
-// many it took.
-func fillProvider(t *testing.T, c *Conn, lm *MR, rm *RemoteMR, n int) int {
-	for k := 0; ; k++ {
-		errno := c.q.qp.PostSend(0, ibv.OpRDMAWrite, 0, lm.addr, uint32(n), lm.lkey, rm.raddr, rm.rkey, 0)
-		if errno != 0 {
+// stall posts zero-byte unsignaled sends straight to the client's QP,
+// past the library's accounting, until the provider refuses one (or max
+// are posted); it returns how many it posted.
+func stall(t *testing.T, c *Conn, max int) int {
+	for k := 0; k < max; k++ {
+		if errno := c.q.qp.PostSend(0, ibv.OpSend, 0, 0, 0, 0, 0, 0, 0); errno != 0 {
 			require.Equal(t, syscall.ENOMEM, errno, "ibv_post_send on a full queue")
 			return k
 		}
-		require.Less(t, k, 1<<12, "the provider never refused")
+	}
+	return max
+}
+
+// unstall lets k stalled sends through (the server posts k receives),
+// then waits until the client's queue has drained: a signaled zero-byte
+// write completes after everything before it. It drains the server's
+// receive CQ.
+func unstall(t *testing.T, client, server *Conn, k int) {
+	for i := 0; i < k; i++ {
+		require.NoError(t, server.Recv(nil, 0, 0, uint64(i)))
+	}
+	ctx := testCtx(t)
+	for {
+		err := client.Write(nil, 0, nil, 0, 0, rpma.CompletionAlways, 3)
+		if err == nil {
+			break
+		}
+		require.ErrorIs(t, err, rpma.ErrQueueFull)
+		require.NoError(t, ctx.Err(), "the send queue never drained")
+		time.Sleep(time.Millisecond)
+	}
+	wc := waitOne(t, client.CQ())
+	require.NoError(t, wc.Err())
+	for got := 0; got < k; got++ {
+		wc := waitOne(t, server.RCQ())
+		require.NoError(t, wc.Err())
 	}
 }
 
-// TestIntegrationProviderQueueFull: when the provider's queue is full
-// although the library's accounting has room (here: filled past it), the
-// provider's errno becomes rpma.ErrQueueFull on both post paths: ENOMEM
-// from ibv_post_send (writes, the emulated atomic write) and ENOSPC from
-// the extended API's ibv_wr_complete (the native atomic write, 6.2+).
+// TestIntegrationProviderQueueFull: when the provider's send queue is
+// full although the library's accounting has room (filled past it here),
+// the provider's errno becomes rpma.ErrQueueFull on both post paths:
+// ENOMEM from ibv_post_send (writes, the emulated atomic write) and
+// ENOSPC from the extended API's ibv_wr_complete (the native atomic
+// write, Linux 6.2+), with nothing posted and the connection intact.
 func TestIntegrationProviderQueueFull(t *testing.T) {
 	p, ip := testPeer(t)
-	prm := DefaultConnParams()
-	prm.SQSize, prm.CQSize = 64, 64
-	client, server := testPair(t, p, ip, &prm)
-	const n = 1 << 20
-	lm, rm, _ := bigRegions(t, p, server, n)
-	paths := map[string]func() error{
-		"ibv_post_send (Write)": func() error {
-			return client.Write(rm, 0, lm, 0, 8, rpma.CompletionAlways, 1)
-		},
-		"AtomicWrite": func() error { return client.AtomicWrite(rm, 0, [8]byte{1}, rpma.CompletionAlways, 2) },
+	client, server := stalledPair(t, p, ip, 1024)
+	dst := mmapped(t, 4096)
+	rm, err := RegMR(p, dst, UsageWriteDst)
+	require.NoError(t, err)
+	defer func() { require.NoError(t, rm.Close()) }()
+	d := rm.Descriptor()
+	remote, err := RemoteFromDescriptor(d[:])
+	require.NoError(t, err)
+	paths := []struct {
+		name string
+		post func() error
+	}{
+		{"Write (ibv_post_send)", func() error { return client.Write(nil, 0, nil, 0, 0, rpma.CompletionAlways, 1) }},
+		{"AtomicWrite", func() error { return client.AtomicWrite(remote, 0, [8]byte{1}, rpma.CompletionAlways, 2) }},
 	}
-	t.Logf("native atomic write: %v (the extended API's path: %v)", client.NativeAtomicWrite(), client.NativeAtomicWrite())
-	for name, post := range paths {
-		full := 0
-		for attempt := 0; attempt < 20 && full == 0; attempt++ {
-			fillProvider(t, client, lm, rm, n)
-			err := post()
-			switch {
-			case errors.Is(err, rpma.ErrQueueFull):
-				full++
-				require.NoError(t, client.Broken(), "a full queue does not break the connection")
-			case err == nil: // the provider had drained a slot already
-				waitOne(t, client.CQ())
-			default:
-				t.Fatalf("%s on a full provider queue: %v", name, err)
-			}
-			// Let the queue drain: a signaled zero-byte write completes
-			// after everything before it.
-			for {
-				err := client.Write(nil, 0, nil, 0, 0, rpma.CompletionAlways, 3)
-				if err == nil {
-					break
-				}
-				require.ErrorIs(t, err, rpma.ErrQueueFull)
-				time.Sleep(time.Millisecond)
-			}
-			waitOne(t, client.CQ())
-		}
-		require.Positive(t, full, "%s: the provider's refusal was never seen", name)
+	t.Logf("native atomic write (the extended API's path): %v", client.NativeAtomicWrite())
+	for _, path := range paths {
+		k := stall(t, client, 1000)
+		require.Less(t, k, 1000, "the provider never refused")
+		before := client.q.sq.outstanding()
+		err := path.post()
+		require.ErrorIs(t, err, rpma.ErrQueueFull, "%s on a full provider queue", path.name)
+		require.Equal(t, before, client.q.sq.outstanding(), "%s: nothing kept", path.name)
+		require.NoError(t, client.Broken(), "a full queue does not break the connection")
+		t.Logf("%s: the provider's queue took %d, then %v", path.name, k, err)
+		unstall(t, client, server, k)
 	}
+	require.Equal(t, make([]byte, 8), dst[:8], "the refused atomic write wrote nothing")
 }
 
 // TestIntegrationChainPartlyPosted: when the provider accepts a
@@ -405,60 +413,37 @@ func TestIntegrationProviderQueueFull(t *testing.T) {
 // and rolls back only the flush, and the written bytes arrive.
 func TestIntegrationChainPartlyPosted(t *testing.T) {
 	p, ip := testPeer(t)
-	prm := DefaultConnParams()
-	prm.SQSize, prm.CQSize = 64, 64
-	client, server := testPair(t, p, ip, &prm)
+	client, server := stalledPair(t, p, ip, 1024)
 	if client.NativeFlush() {
-		t.Log("native flush: the extended API posts a chain all or nothing; nothing to test")
+		t.Log("native flush: the extended API posts a chain all or nothing")
+	}
+	src, dst := mmapped(t, 4096), mmapped(t, 4096)
+	lm, err := RegMR(p, src, UsageWriteSrc)
+	require.NoError(t, err)
+	defer func() { require.NoError(t, lm.Close()) }()
+	rmr, err := RegMR(p, dst, UsageWriteDst|UsageFlushVisibility)
+	require.NoError(t, err)
+	defer func() { require.NoError(t, rmr.Close()) }()
+	d := rmr.Descriptor()
+	rm, err := RemoteFromDescriptor(d[:])
+	require.NoError(t, err)
+
+	depth := stall(t, client, 1000)
+	unstall(t, client, server, depth)
+	require.Equal(t, depth-1, stall(t, client, depth-1), "one slot left")
+	marker := []byte("the write of a half-posted chain")
+	copy(src, marker)
+	before := client.q.sq.outstanding()
+	err = client.WriteAndFlush(rm, 0, lm, 0, len(marker), rpma.FlushVisibility, rpma.CompletionAlways, 4)
+	require.ErrorIs(t, err, rpma.ErrQueueFull)
+	if client.NativeFlush() {
+		require.Equal(t, before, client.q.sq.outstanding(), "all or nothing")
+		unstall(t, client, server, depth-1)
 		return
 	}
-	const n = 1 << 20
-	lm, rm, dst := bigRegions(t, p, server, n)
-	rm.usage |= UsageFlushVisibility // the emulated flush reads the written region
-	src := lm.buf
-	cap0 := fillProvider(t, client, lm, rm, n)
-	drain := func() {
-		for {
-			err := client.Write(nil, 0, nil, 0, 0, rpma.CompletionAlways, 3)
-			if err == nil {
-				break
-			}
-			require.ErrorIs(t, err, rpma.ErrQueueFull)
-			time.Sleep(time.Millisecond)
-		}
-		waitOne(t, client.CQ())
-	}
-	drain()
-	partial := false
-	for attempt := 0; attempt < 30 && !partial; attempt++ {
-		marker := []byte(fmt.Sprintf("chain attempt %02d", attempt))
-		copy(src[n-64:], marker)
-		// Leave one slot: the provider's depth minus one.
-		for k := 0; k < cap0-1; k++ {
-			if errno := client.q.qp.PostSend(0, ibv.OpRDMAWrite, 0, lm.addr, uint32(n-64), lm.lkey, rm.raddr, rm.rkey, 0); errno != 0 {
-				break
-			}
-		}
-		before := client.q.sq.outstanding()
-		err := client.WriteAndFlush(rm, n-64, lm, n-64, len(marker), rpma.FlushVisibility, rpma.CompletionAlways, 4)
-		after := client.q.sq.outstanding()
-		switch {
-		case errors.Is(err, rpma.ErrQueueFull) && after == before+1:
-			partial = true
-			drain()
-			require.Equal(t, marker, dst[n-64:n-64+len(marker)], "the accepted write reached the other side")
-			t.Logf("attempt %d: the write was posted, the flush refused", attempt)
-		case errors.Is(err, rpma.ErrQueueFull):
-			require.Equal(t, before, after, "nothing posted: nothing kept")
-			drain()
-		case err == nil:
-			waitOne(t, client.CQ())
-			drain()
-		default:
-			t.Fatalf("WriteAndFlush: %v", err)
-		}
-	}
-	require.True(t, partial, "a chain half posted was never seen")
+	require.Equal(t, before+1, client.q.sq.outstanding(), "the posted write keeps its slot, the flush's is rolled back")
+	unstall(t, client, server, depth-1)
+	require.Equal(t, marker, dst[:len(marker)], "the accepted write reached the other side")
 	require.NoError(t, client.Broken())
 }
 
@@ -475,20 +460,28 @@ func TestIntegrationResizeWhilePosting(t *testing.T) {
 	stop := make(chan struct{})
 	posted := make(chan error, 1)
 	go func() {
+		// Bursts of posts, then a full drain: the outstanding count
+		// sweeps from 0 to the CQ's size and back.
+		rng := rand.New(rand.NewSource(4))
 		wcs := make([]WC, 16)
 		for {
-			select {
-			case <-stop:
-				posted <- nil
-				return
-			default:
+			for burst := rng.Intn(64); burst > 0; burst-- {
+				select {
+				case <-stop:
+					posted <- nil
+					return
+				default:
+				}
+				err := client.Write(nil, 0, nil, 0, 0, rpma.CompletionAlways, 1)
+				if errors.Is(err, rpma.ErrQueueFull) {
+					break
+				}
+				if err != nil {
+					posted <- err
+					return
+				}
 			}
-			err := client.Write(nil, 0, nil, 0, 0, rpma.CompletionAlways, 1)
-			if err != nil && !errors.Is(err, rpma.ErrQueueFull) {
-				posted <- err
-				return
-			}
-			if err != nil {
+			for client.q.sq.outstanding() > 0 {
 				if _, err := q.GetWC(wcs); err != nil && !errors.Is(err, rpma.ErrNoCompletion) {
 					posted <- err
 					return

@@ -2,7 +2,6 @@ package core
 
 import (
 	"context"
-	"errors"
 	"os"
 	"sync"
 	"sync/atomic"
@@ -169,13 +168,16 @@ func (w *waiter) wait(ctx context.Context, broadcast bool, e epoch, try func() b
 	return err
 }
 
-// park is wait for the holder of the turn.
+// park is wait for the holder of the turn. The context's end wakes it
+// through the file's read deadline, set in the past by context.AfterFunc
+// once ctx is done; not from ctx's deadline directly, whose timer may fire
+// before ctx's own (a wait must return its context's error only once its
+// context is done).
 func (w *waiter) park(ctx context.Context, broadcast bool, e epoch, try func() bool) error {
 	if w.closed.Load() {
 		return os.ErrClosed
 	}
-	dl, _ := ctx.Deadline() // zero: no deadline
-	if err := w.f.SetReadDeadline(dl); err != nil {
+	if err := w.f.SetReadDeadline(time.Time{}); err != nil {
 		if w.closed.Load() {
 			return os.ErrClosed
 		}
@@ -205,10 +207,6 @@ func (w *waiter) park(ctx context.Context, broadcast bool, e epoch, try func() b
 	}
 	if cerr := ctx.Err(); cerr != nil {
 		return cerr
-	}
-	if errors.Is(err, os.ErrDeadlineExceeded) {
-		// The poller's deadline fired just before ctx noticed its own.
-		return context.DeadlineExceeded
 	}
 	return err
 }

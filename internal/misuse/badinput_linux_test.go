@@ -346,7 +346,8 @@ func usageString(u mr.Usage) string {
 func (f *fixture) otherCases(t *testing.T) []badCase {
 	inval := rpma.ErrInvalidArgument
 	var nilCtx context.Context // a nil context is the point
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute) // for the whole table
+	// One context for the whole table, which takes minutes under TCG.
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
 	t.Cleanup(cancel)
 	rw := f.remote[usageAll]
 	c := f.client

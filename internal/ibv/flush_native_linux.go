@@ -8,6 +8,7 @@ package ibv
 #cgo nocallback rpma_post_flush
 #cgo noescape rpma_post_write_flush
 #cgo nocallback rpma_post_write_flush
+#include <errno.h>
 #include <stdint.h>
 #include <infiniband/verbs.h>
 
@@ -28,11 +29,16 @@ static int rpma_post_flush(struct ibv_qp_ex *qpx, uint64_t wr_id, uint32_t flags
 }
 
 // rpma_post_write_flush posts an RDMA write and a native flush in one
-// batch of the extended API: one call, one doorbell.
+// batch of the extended API: one call, one doorbell. The QP must have been
+// created with IBV_QP_EX_WITH_RDMA_WRITE as well as IBV_QP_EX_WITH_FLUSH
+// (CreateQP adds the first to the second); without them it refuses
+// rather than calling an operation the provider did not set.
 static int rpma_post_write_flush(struct ibv_qp_ex *qpx,
 		uint64_t wr_id1, uint32_t flags1, uint64_t laddr, uint32_t len, uint32_t lkey,
 		uint64_t raddr, uint32_t rkey,
 		uint64_t wr_id2, uint32_t flags2, uint64_t fraddr, uint64_t flen, uint8_t type) {
+	if (qpx->wr_rdma_write == NULL || qpx->wr_flush == NULL)
+		return EOPNOTSUPP;
 	ibv_wr_start(qpx);
 	qpx->wr_id = wr_id1;
 	qpx->wr_flags = flags1;

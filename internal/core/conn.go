@@ -14,6 +14,7 @@ import (
 // own event channel, its queue pair and CQs.
 type Conn struct {
 	life
+	dl      *dataLock // the data path's (posts take it instead of life's)
 	peer    *Peer
 	ev      *connEvents
 	id      *ibv.CMID

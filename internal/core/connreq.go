@@ -28,6 +28,7 @@ type ConnReq struct {
 // queues are the verbs objects a request creates for its connection,
 // and the accounting of its work queues.
 type queues struct {
+	dl     *dataLock      // the data path's lock (posts, polls, accounting)
 	shared *sharedChannel // the shared completion channel, or nil
 	cq     *CQ
 	rcq    *CQ // nil when RCQSize is 0
@@ -71,6 +72,7 @@ func createQueues(op string, p *Peer, id *ibv.CMID, prm *ConnParams, ev *connEve
 		return queues{}, err
 	}
 	var err error
+	q.dl = &dataLock{}
 	var sharedCh *ibv.CompChannel
 	if prm.SharedCompChannel {
 		if q.shared, err = newSharedChannel(op, p.ctx, ev); err != nil {
@@ -78,11 +80,11 @@ func createQueues(op string, p *Peer, id *ibv.CMID, prm *ConnParams, ev *connEve
 		}
 		sharedCh = q.shared.ch
 	}
-	if q.cq, err = newCQ(op, p.ctx, prm.CQSize, sharedCh, ev.ch.fd, ev.termFD); err != nil {
+	if q.cq, err = newCQ(op, p.ctx, q.dl, prm.CQSize, sharedCh, ev.ch.fd, ev.termFD); err != nil {
 		return fail(err)
 	}
 	if prm.RCQSize > 0 {
-		if q.rcq, err = newCQ(op, p.ctx, prm.RCQSize, sharedCh, ev.ch.fd, ev.termFD); err != nil {
+		if q.rcq, err = newCQ(op, p.ctx, q.dl, prm.RCQSize, sharedCh, ev.ch.fd, ev.termFD); err != nil {
 			return fail(err)
 		}
 	}
@@ -211,6 +213,13 @@ const (
 // SRQ.
 func (q *queues) destroy(id *ibv.CMID) error {
 	var errs errList
+	if q.dl != nil {
+		// Posts and polls refuse from now on; the one in flight has
+		// finished.
+		q.dl.mu.Lock()
+		q.dl.closed = true
+		q.dl.mu.Unlock()
+	}
 	q.unregister()
 	if id != nil {
 		id.DestroyQP()
@@ -428,6 +437,7 @@ func (r *ConnReq) Connect(pdata []byte) (*Conn, error) {
 	// The connection takes over the channel (nothing waits on a request's
 	// channel once it is built), the id and the queues.
 	c := &Conn{
+		dl:                r.q.dl,
 		peer:              r.peer,
 		ev:                r.ev,
 		id:                r.id,

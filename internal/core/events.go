@@ -180,10 +180,10 @@ func (ev *connEvents) next(ctx context.Context, op, what string) (ibv.CMEvent, e
 		evErr  error
 		gotOne bool
 	)
-	err := ev.w.wait(ctx, false, epoch{}, func() bool {
+	_, err := ev.w.wait(ctx, false, epoch{}, tryFunc(func() bool {
 		e, gotOne, evErr = ev.take()
 		return gotOne
-	})
+	}))
 	if gotOne {
 		return e, provider(op, evErr)
 	}

@@ -234,7 +234,7 @@ func TestIntegrationCQOverrunBreaksConnection(t *testing.T) {
 	client, _ := testPair(t, p, ip, &prm)
 	size := client.CQ().Size()
 	for i := 0; i < size+8; i++ {
-		errno := client.q.qp.PostSend(0, ibv.OpRDMAWrite, ibv.SendSignaled, 0, 0, 0, 0, 0, 0)
+		errno, _ := client.q.qp.PostSend(0, ibv.OpRDMAWrite, ibv.SendSignaled, 0, 0, 0, 0, 0, 0, ibv.Reap{})
 		require.Zero(t, errno, "raw post %d", i)
 	}
 	deadline := time.Now().Add(20 * time.Second)
@@ -335,7 +335,7 @@ func stalledPair(t *testing.T, p *Peer, ip string, n int) (client, server *Conn)
 // are posted); it returns how many it posted.
 func stall(t *testing.T, c *Conn, max int) int {
 	for k := 0; k < max; k++ {
-		if errno := c.q.qp.PostSend(0, ibv.OpSend, 0, 0, 0, 0, 0, 0, 0); errno != 0 {
+		if errno, _ := c.q.qp.PostSend(0, ibv.OpSend, 0, 0, 0, 0, 0, 0, 0, ibv.Reap{}); errno != 0 {
 			require.Equal(t, syscall.ENOMEM, errno, "ibv_post_send on a full queue")
 			return k
 		}

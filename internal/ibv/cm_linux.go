@@ -4,6 +4,8 @@ package ibv
 
 /*
 #cgo LDFLAGS: -lrdmacm -libverbs
+#cgo noescape rpma_cm_get_event
+#cgo nocallback rpma_cm_get_event
 #include <errno.h>
 #include <netdb.h>
 #include <stdlib.h>
@@ -199,6 +201,9 @@ func (ch *EventChannel) FD() int {
 func (ch *EventChannel) GetEvent() (CMEvent, error) {
 	var ev C.struct_rpma_cm_ev
 	if rc := C.rpma_cm_get_event(ch.c, &ev); rc != 0 {
+		if rc == C.EAGAIN {
+			return CMEvent{}, errCMEventAgain
+		}
 		return CMEvent{}, callError("rdma_get_cm_event", syscall.Errno(rc))
 	}
 	out := CMEvent{

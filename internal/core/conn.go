@@ -31,6 +31,7 @@ type Conn struct {
 	nativeFlush       bool
 
 	directWriteToPMem atomic.Bool
+	live              liveness // with a PeerTimeout
 	leak              *leak.Handle
 }
 
@@ -237,6 +238,7 @@ func (c *Conn) Close() error {
 	if c == nil || !c.beginClose() {
 		return nil
 	}
+	c.stopLiveness()
 	c.ev.wake()
 	c.q.shared.wake()
 	// Wake completion waits too: GetSendComp and GetRecvComp wait on a

@@ -80,7 +80,7 @@ func createQueues(op string, p *Peer, id *ibv.CMID, prm *ConnParams, ev *connEve
 		}
 		sharedCh = q.shared.ch
 	}
-	if q.cq, err = newCQ(op, p.ctx, q.dl, prm.CQSize, sharedCh, ev.ch.fd, ev.termFD); err != nil {
+	if q.cq, err = newCQ(op, p.ctx, q.dl, prm.CQSize+prm.probeSlots(), sharedCh, ev.ch.fd, ev.termFD); err != nil {
 		return fail(err)
 	}
 	if prm.RCQSize > 0 {
@@ -103,7 +103,7 @@ func createQueues(op string, p *Peer, id *ibv.CMID, prm *ConnParams, ev *connEve
 		PD:            p.pd,
 		SendCQ:        q.cq.ibvCQ(),
 		RecvCQ:        recvCQ.ibvCQ(),
-		MaxSendWR:     uint32(prm.SQSize),
+		MaxSendWR:     uint32(prm.SQSize + prm.probeSlots()),
 		MaxRecvWR:     uint32(prm.RQSize),
 		MaxSendSGE:    maxSGE,
 		MaxRecvSGE:    maxSGE,
@@ -143,6 +143,7 @@ func createQueues(op string, p *Peer, id *ibv.CMID, prm *ConnParams, ev *connEve
 	q.state = &qpState{}
 	q.sq = newWorkQueue(prm.SQSize, q.cq, q.state, errSQFull)
 	q.cq.sq = q.sq
+	q.cq.budget.reserved += int64(prm.probeSlots()) // the probe's completion
 	switch {
 	case q.srq == nil:
 		q.rq = newWorkQueue(prm.RQSize, recvCQ, q.state, errRQFull)
@@ -474,6 +475,7 @@ func (r *ConnReq) Connect(pdata []byte) (*Conn, error) {
 	}
 	c.leak = leak.Track("conn.Conn")
 	c.open()
+	c.startLiveness(r.params.PeerTimeout)
 	return c, nil
 }
 

@@ -522,6 +522,9 @@ func (q *CQ) translate(w *WC) bool {
 		if !ok {
 			q.sq.qp.breakWith(w.Err())
 		}
+		if sl.probe {
+			return false
+		}
 	case wrKindRQ:
 		if q.rq == nil {
 			break

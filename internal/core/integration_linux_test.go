@@ -510,3 +510,143 @@ func TestIntegrationResizeWhilePosting(t *testing.T) {
 	require.Positive(t, ok)
 	require.NoError(t, client.Broken())
 }
+
+// silence makes c's side of a connection vanish without a word: its QP
+// goes to the error state, where rxe drops what arrives without answering
+// (no ACK, no NAK), as a host that lost power would. The other side's
+// requests then retry (for ever, with a retry count of 7 on rxe).
+func silence(t *testing.T, c *Conn) {
+	require.NoError(t, c.q.qp.ToError())
+}
+
+// requireLost checks that c was reported lost for its peer timeout: posts,
+// waits and NextEvent all say so.
+func requireLost(t *testing.T, c *Conn) {
+	t.Helper()
+	err := c.Write(nil, 0, nil, 0, 0, rpma.CompletionAlways, 99)
+	require.ErrorIs(t, err, rpma.ErrConnBroken)
+	require.ErrorIs(t, err, rpma.ErrPeerTimeout)
+	ev, err := c.NextEvent(testCtx(t))
+	require.NoError(t, err)
+	require.Equal(t, rpma.ConnLost, ev)
+}
+
+// TestIntegrationPeerTimeoutBusy: with requests outstanding to a silent
+// peer, a connection with PeerTimeout D reports itself lost within
+// 1.25 × D of the last completion (plus TCG's scheduling): the blocked
+// wait ends with LOST caused by ErrPeerTimeout, the outstanding write
+// completes with a flush error, posts fail. Without a PeerTimeout the
+// same connection would wait for ever (rxe retries for ever).
+func TestIntegrationPeerTimeoutBusy(t *testing.T) {
+	const d = 2 * time.Second
+	p, ip := testPeer(t)
+	prm := DefaultConnParams()
+	prm.PeerTimeout = d
+	client, server := testPair(t, p, ip, &prm)
+	// Alive: a stream of writes for 2 × D is never declared dead.
+	start := time.Now()
+	for i := 0; time.Since(start) < 2*d; i++ {
+		require.NoError(t, client.Write(nil, 0, nil, 0, 0, rpma.CompletionAlways, uint64(i)))
+			wc := waitOne(t, client.CQ())
+		require.NoError(t, wc.Err())
+	}
+	require.NoError(t, client.Broken(), "an answering peer is not dead")
+
+	silence(t, server)
+	sent := time.Now()
+	require.NoError(t, client.Write(nil, 0, nil, 0, 0, rpma.CompletionAlways, 7))
+	ctx := testCtx(t)
+	var wc WC
+	var wcs [1]WC
+	var werr error
+	for {
+		n, err := client.CQ().GetWC(wcs[:])
+		if n == 1 {
+			wc = wcs[0]
+			break
+		}
+		require.ErrorIs(t, err, rpma.ErrNoCompletion)
+		if werr = client.CQ().Wait(ctx); werr != nil {
+			break
+		}
+	}
+	took := time.Since(sent)
+	t.Logf("lost after %v (PeerTimeout %v): wait %v, completion %v", took, d, werr, wc.Err())
+	if werr != nil {
+		var cerr *rpma.ConnEventError
+		require.ErrorAs(t, werr, &cerr)
+		require.Equal(t, rpma.ConnLost, cerr.Event)
+		require.ErrorIs(t, werr, rpma.ErrPeerTimeout)
+		wc = waitOne(t, client.CQ()) // the flushed write
+	}
+	require.Equal(t, uint64(7), wc.OpContext)
+	require.ErrorIs(t, wc.Err(), rpma.ErrWRFlushed)
+	require.GreaterOrEqual(t, took, d, "not before D")
+	require.Less(t, took, d*5/4+3*time.Second, "within 1.25 × D and a margin for TCG")
+	requireLost(t, client)
+}
+
+// TestIntegrationPeerTimeoutIdle: an idle connection with PeerTimeout D
+// is probed; alive, it stays up (the probes never reach the caller's
+// CQ); once the peer is silent, on either side, it is reported lost
+// within 1.5 × D.
+func TestIntegrationPeerTimeoutIdle(t *testing.T) {
+	const d = 2 * time.Second
+	for _, side := range []string{"client", "server"} {
+		t.Run(side, func(t *testing.T) {
+			p, ip := testPeer(t)
+			prm := DefaultConnParams()
+			prm.PeerTimeout = d
+			client, server := testPair(t, p, ip, &prm)
+			watcher, victim := client, server
+			if side == "server" {
+				watcher, victim = server, client
+			}
+			time.Sleep(3 * d) // idle and answered: probes come and go
+			require.NoError(t, watcher.Broken())
+			var wcs [4]WC
+			_, err := watcher.CQ().GetWC(wcs[:])
+			require.ErrorIs(t, err, rpma.ErrNoCompletion, "the probes' completions are the library's")
+
+			silence(t, victim)
+			sent := time.Now()
+			ctx := testCtx(t)
+			// Waits wake when a probe completes (spuriously: nothing of
+			// the caller's to poll), until the connection is lost.
+			for err = watcher.CQ().Wait(ctx); err == nil; err = watcher.CQ().Wait(ctx) {
+				_, perr := watcher.CQ().GetWC(wcs[:])
+				require.ErrorIs(t, perr, rpma.ErrNoCompletion)
+			}
+			took := time.Since(sent)
+			t.Logf("idle %s: lost after %v (PeerTimeout %v): %v", side, took, d, err)
+			require.ErrorIs(t, err, rpma.ErrPeerTimeout)
+			require.Less(t, took, d*3/2+3*time.Second, "within 1.5 × D and a margin for TCG")
+			requireLost(t, watcher)
+			_, err = watcher.CQ().GetWC(wcs[:])
+			require.ErrorIs(t, err, rpma.ErrNoCompletion, "the probe's flushed completion is the library's too")
+		})
+	}
+}
+
+// TestIntegrationNoPeerTimeoutWaitsForEver is the control of the two
+// above: without a PeerTimeout (librpma's behaviour), a write to a silent
+// peer neither completes nor fails within 3 × 2 s, and the connection is
+// not broken: rxe retries for ever.
+func TestIntegrationNoPeerTimeoutWaitsForEver(t *testing.T) {
+	p, ip := testPeer(t)
+	client, server := testPair(t, p, ip, nil)
+	silence(t, server)
+	require.NoError(t, client.Write(nil, 0, nil, 0, 0, rpma.CompletionAlways, 7))
+	ctx, cancel := context.WithTimeout(context.Background(), 6*time.Second)
+	defer cancel()
+	var wcs [1]WC
+	for {
+		_, err := client.CQ().GetWC(wcs[:])
+		require.ErrorIs(t, err, rpma.ErrNoCompletion, "no completion comes")
+		if err := client.CQ().Wait(ctx); err != nil {
+			require.ErrorIs(t, err, context.DeadlineExceeded)
+			break
+		}
+	}
+	require.NoError(t, client.Broken())
+}

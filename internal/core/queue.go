@@ -86,7 +86,7 @@ func (e *brokenError) Error() string {
 	return rpma.ErrConnBroken.Error() + ": " + e.cause.Error()
 }
 
-func (e *brokenError) Unwrap() error { return rpma.ErrConnBroken }
+func (e *brokenError) Unwrap() []error { return []error{rpma.ErrConnBroken, e.cause} }
 
 // breakWith marks the QP broken; the first cause sticks.
 func (s *qpState) breakWith(cause error) {
@@ -103,8 +103,9 @@ func (s *qpState) err() error {
 
 // wrSlot is what a queue remembers of a posted work request.
 type wrSlot struct {
-	ctx  uint64 // the caller's op context
-	user bool   // the caller asked for a completion on success
+	ctx   uint64 // the caller's op context
+	user  bool   // the caller asked for a completion on success
+	probe bool   // the liveness probe's (never the caller's, even failed)
 }
 
 // workQueue accounts for the send or the receive queue of one QP, under
@@ -126,6 +127,12 @@ type workQueue struct {
 	// signaled one, and the run length that gets a request signaled.
 	unsignaled int
 	autoEvery  int
+
+	// The liveness probe (liveness.go), outstanding from its post until
+	// a completion retires its sequence number; it has a slot of its own
+	// beyond depth.
+	probing  bool
+	probeSeq uint64
 }
 
 func newWorkQueue(depth int, cq *CQ, qp *qpState, full error) *workQueue {
@@ -152,7 +159,11 @@ func newWorkQueue(depth int, cq *CQ, qp *qpState, full error) *workQueue {
 // room reports whether n more requests fit in the queue and its CQ, or
 // the error that says which is full.
 func (q *workQueue) room(n uint64) error {
-	if q.posted-q.retired+n > q.depth {
+	used := q.posted - q.retired
+	if q.probing {
+		used--
+	}
+	if used+n > q.depth {
 		return q.full
 	}
 	if !q.budget.fits(int64(n)) {
@@ -214,7 +225,12 @@ func (q *workQueue) rollback(s, n uint64, unsignaled int) {
 func (q *workQueue) complete(s uint64) wrSlot {
 	sl := q.ring[s&q.mask]
 	if s+1 > q.retired {
-		q.budget.release(int64(s + 1 - q.retired))
+		n := s + 1 - q.retired
+		if q.probing && s >= q.probeSeq {
+			q.probing = false
+			n-- // the probe holds no budget
+		}
+		q.budget.release(int64(n))
 		q.retired = s + 1
 	}
 	return sl

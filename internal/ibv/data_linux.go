@@ -175,6 +175,15 @@ static int rpma_qp_state(struct ibv_qp *qp, int *state) {
 	return 0;
 }
 
+// rpma_qp_to_error moves the QP to the error state: its outstanding work
+// requests complete with flush errors.
+static int rpma_qp_to_error(struct ibv_qp *qp) {
+	struct ibv_qp_attr attr;
+	memset(&attr, 0, sizeof(attr));
+	attr.qp_state = IBV_QPS_ERR;
+	return ibv_modify_qp(qp, &attr, IBV_QP_STATE);
+}
+
 static struct ibv_srq *rpma_create_srq(struct ibv_pd *pd, uint32_t max_wr, uint32_t *got, int *err_no) {
 	struct ibv_srq_init_attr attr;
 	memset(&attr, 0, sizeof(attr));
@@ -304,6 +313,16 @@ func (q *QP) State() (int, error) {
 		return 0, callError("ibv_query_qp", syscall.Errno(rc))
 	}
 	return int(s), nil
+}
+
+// ToError moves the QP to the error state (ibv_modify_qp): its
+// outstanding work requests complete with flush errors, and it accepts no
+// more.
+func (q *QP) ToError() error {
+	if rc := C.rpma_qp_to_error(q.c); rc != 0 {
+		return callError("ibv_modify_qp", syscall.Errno(rc))
+	}
+	return nil
 }
 
 // unpack splits a post's packed result: the errno (0 on success), the

@@ -36,6 +36,9 @@ func (id *CMID) QP(bool) *QP { return nil }
 // HasAtomicWrite reports false.
 func (q *QP) HasAtomicWrite() bool { return false }
 
+// ToError returns ErrNotSupported in this build.
+func (q *QP) ToError() error { return ErrNotSupported }
+
 // State returns ErrNotSupported in this build.
 func (q *QP) State() (int, error) { return 0, ErrNotSupported }
 

@@ -547,7 +547,7 @@ func TestIntegrationPeerTimeoutBusy(t *testing.T) {
 	start := time.Now()
 	for i := 0; time.Since(start) < 2*d; i++ {
 		require.NoError(t, client.Write(nil, 0, nil, 0, 0, rpma.CompletionAlways, uint64(i)))
-			wc := waitOne(t, client.CQ())
+		wc := waitOne(t, client.CQ())
 		require.NoError(t, wc.Err())
 	}
 	require.NoError(t, client.Broken(), "an answering peer is not dead")

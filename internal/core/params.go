@@ -39,8 +39,8 @@ const (
 	// The range of a PeerTimeout that is not 0 (off).
 	MinPeerTimeout = 100 * time.Millisecond
 	MaxPeerTimeout = time.Hour
-	MaxTimeout    = time.Duration(math.MaxInt32) * time.Millisecond
-	MaxQueueSize  = math.MaxInt32
+	MaxTimeout     = time.Duration(math.MaxInt32) * time.Millisecond
+	MaxQueueSize   = math.MaxInt32
 
 	// MaxConnectPrivateData is what rdma_cm (RDMA_PS_TCP over IB CM) carries
 	// in a connect request: 92 bytes less its 36-byte header.

@@ -134,6 +134,27 @@ static int64_t rpma_post_atomic_write(uintptr_t qpxh, uint64_t wr_id, uint32_t f
 	return rpma_post_result(ret, rpma_reap(cq, out, room), ret == 0);
 }
 
+// rpma_post_atomic posts a remote compare-and-swap or fetch-and-add of
+// the 8-byte word at raddr; the old value lands at laddr.
+static int64_t rpma_post_atomic(uintptr_t qph, uint64_t wr_id, uint32_t opcode, uint32_t flags,
+		uint64_t laddr, uint32_t lkey, uint64_t raddr, uint32_t rkey, uint64_t compare_add, uint64_t swap,
+		uintptr_t cq, uintptr_t out, int room) {
+	struct ibv_sge sge = { .addr = laddr, .length = 8, .lkey = lkey };
+	struct ibv_send_wr wr, *bad;
+	memset(&wr, 0, sizeof(wr));
+	wr.wr_id = wr_id;
+	wr.opcode = (enum ibv_wr_opcode)opcode;
+	wr.send_flags = flags;
+	wr.sg_list = &sge;
+	wr.num_sge = 1;
+	wr.wr.atomic.remote_addr = raddr;
+	wr.wr.atomic.rkey = rkey;
+	wr.wr.atomic.compare_add = compare_add;
+	wr.wr.atomic.swap = swap;
+	int ret = ibv_post_send((struct ibv_qp *)qph, &wr, &bad);
+	return rpma_post_result(ret, rpma_reap(cq, out, room), ret == 0);
+}
+
 static int rpma_has_wr_atomic_write(struct ibv_qp *qp) {
 	struct ibv_qp_ex *qpx = ibv_qp_to_qp_ex(qp);
 	return qpx != NULL && qpx->wr_atomic_write != NULL;
@@ -215,6 +236,10 @@ var (
 	_ [0]struct{} = [C.IBV_WR_SEND - OpSend]struct{}{}
 	_ [0]struct{} = [C.IBV_WR_SEND_WITH_IMM - OpSendWithImm]struct{}{}
 	_ [0]struct{} = [C.IBV_WR_RDMA_READ - OpRDMARead]struct{}{}
+	_ [0]struct{} = [C.IBV_WR_ATOMIC_CMP_AND_SWP - OpAtomicCmpAndSwp]struct{}{}
+	_ [0]struct{} = [C.IBV_WR_ATOMIC_FETCH_AND_ADD - OpAtomicFetchAdd]struct{}{}
+	_ [0]struct{} = [C.IBV_ATOMIC_HCA - AtomicHCA]struct{}{}
+	_ [0]struct{} = [C.IBV_ATOMIC_GLOB - AtomicGlob]struct{}{}
 	_ [0]struct{} = [C.IBV_SEND_FENCE - SendFence]struct{}{}
 	_ [0]struct{} = [C.IBV_SEND_SIGNALED - SendSignaled]struct{}{}
 	_ [0]struct{} = [C.IBV_SEND_SOLICITED - SendSolicited]struct{}{}
@@ -369,6 +394,17 @@ func (q *QP) PostInline8(wrID uint64, flags uint32, raddr uint64, rkey uint32, v
 // (ibv_wr_atomic_write), then reaps. The QP must have HasAtomicWrite.
 func (q *QP) PostAtomicWrite(wrID uint64, flags uint32, raddr uint64, rkey uint32, value uint64, r Reap) (syscall.Errno, int) {
 	errno, reaped, _ := unpack(C.rpma_post_atomic_write(q.xh, C.uint64_t(wrID), C.uint32_t(flags), C.uint64_t(raddr), C.uint32_t(rkey), C.uint64_t(value),
+		C.uintptr_t(r.cq), C.uintptr_t(r.out), C.int(r.room)))
+	return errno, reaped
+}
+
+// PostAtomic posts a remote atomic (op: OpAtomicCmpAndSwp with compare
+// and swap, or OpAtomicFetchAdd with the addend in compareAdd) of the
+// 8-byte word at raddr, whose old value lands at laddr, then reaps.
+func (q *QP) PostAtomic(wrID uint64, op SendOp, flags uint32, laddr uint64, lkey uint32, raddr uint64, rkey uint32,
+	compareAdd, swap uint64, r Reap) (syscall.Errno, int) {
+	errno, reaped, _ := unpack(C.rpma_post_atomic(q.h, C.uint64_t(wrID), C.uint32_t(op), C.uint32_t(flags),
+		C.uint64_t(laddr), C.uint32_t(lkey), C.uint64_t(raddr), C.uint32_t(rkey), C.uint64_t(compareAdd), C.uint64_t(swap),
 		C.uintptr_t(r.cq), C.uintptr_t(r.out), C.int(r.room)))
 	return errno, reaped
 }

@@ -62,6 +62,11 @@ func (q *QP) PostAtomicWrite(uint64, uint32, uint64, uint32, uint64, Reap) (sysc
 	return syscall.EOPNOTSUPP, 0
 }
 
+// PostAtomic returns EOPNOTSUPP in this build.
+func (q *QP) PostAtomic(uint64, SendOp, uint32, uint64, uint32, uint64, uint32, uint64, uint64, Reap) (syscall.Errno, int) {
+	return syscall.EOPNOTSUPP, 0
+}
+
 // PostRecv returns EOPNOTSUPP in this build.
 func (q *QP) PostRecv(uint64, uint64, uint32, uint32) syscall.Errno { return syscall.EOPNOTSUPP }
 

@@ -1,7 +1,8 @@
 // Package conn mirrors librpma's connection configuration, connection
 // requests and connections (struct rpma_conn_cfg, rpma_conn_req,
 // rpma_conn), including the data path: Read, Write, WriteWithImm,
-// AtomicWrite, Flush, Send, SendWithImm, Recv.
+// AtomicWrite, Flush, Send, SendWithImm, Recv, and the remote atomics
+// librpma does not have, CompareAndSwap and FetchAndAdd.
 //
 // # Connecting
 //
@@ -123,8 +124,8 @@
 // librpma's rule is one thread per connection. This package promises
 // more, and tests it under the race detector: every method of Conn is
 // safe for concurrent use. The data-path calls (Read, Write,
-// WriteWithImm, AtomicWrite, Flush, WriteAndFlush, Send, SendWithImm,
-// Recv) may be called from several goroutines at once on one connection,
+// WriteWithImm, AtomicWrite, Flush, WriteAndFlush, CompareAndSwap,
+// FetchAndAdd, Send, SendWithImm, Recv) may be called from several goroutines at once on one connection,
 // while other goroutines wait for and poll its CQs (cq.CQ is safe for
 // concurrent use). Concurrent NextEvent calls each get a different event;
 // GetSendComp and GetRecvComp may run concurrently, also on a shared

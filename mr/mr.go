@@ -38,11 +38,22 @@ const (
 	UsageSend Usage = core.UsageSend
 	// UsageRecv: the destination of receives (IBV_ACCESS_LOCAL_WRITE).
 	UsageRecv Usage = core.UsageRecv
+	// UsageAtomicDst: the target of the other side's remote atomics,
+	// conn.Conn.CompareAndSwap and FetchAndAdd
+	// (IBV_ACCESS_REMOTE_ATOMIC | IBV_ACCESS_LOCAL_WRITE). This module's
+	// own: librpma has no remote atomics, and its descriptor's usage byte
+	// has no room for it, so the other side learns it only from
+	// [Local.ExtendedDescriptor].
+	UsageAtomicDst Usage = core.UsageAtomicDst
 )
 
 // DescriptorSize mirrors rpma_mr_get_descriptor_size: a descriptor is
 // always 21 bytes.
 const DescriptorSize = core.DescriptorSize
+
+// ExtendedDescriptorSize is the size of [Local.ExtendedDescriptor]: 22
+// bytes.
+const ExtendedDescriptorSize = core.ExtendedDescriptorSize
 
 // Local mirrors struct rpma_mr_local: memory registered with a peer's
 // protection domain. A Local is a child of its peer, which refuses to
@@ -103,6 +114,15 @@ func (m *Local) ODP() bool { return m.core().ODP() }
 // [RemoteFromDescriptor]. Descriptors travel unauthenticated.
 func (m *Local) Descriptor() [DescriptorSize]byte { return m.core().Descriptor() }
 
+// ExtendedDescriptor is this module's descriptor (librpma has none): the
+// 21 bytes of [Local.Descriptor], then one byte of the usages that do not
+// fit its usage byte (usage >> 8: [UsageAtomicDst]). The other side
+// decodes it with [RemoteFromExtendedDescriptor]. A C librpma peer can
+// read its first 21 bytes as a descriptor, and does not see those usages.
+func (m *Local) ExtendedDescriptor() [ExtendedDescriptorSize]byte {
+	return m.core().ExtendedDescriptor()
+}
+
 // Advice mirrors enum ibv_advise_mr_advice.
 type Advice int
 
@@ -147,6 +167,15 @@ func (r *Remote) core() *core.RemoteMR { return (*core.RemoteMR)(r) }
 // librpma.
 func RemoteFromDescriptor(desc []byte) (*Remote, error) {
 	r, err := core.RemoteFromDescriptor(desc)
+	return (*Remote)(r), err
+}
+
+// RemoteFromExtendedDescriptor decodes the 22 bytes of
+// [Local.ExtendedDescriptor] at the start of desc (bytes after them are
+// ignored). A shorter desc, a zero usage or unknown usage bits are an
+// error matching [rpma.ErrInvalidArgument].
+func RemoteFromExtendedDescriptor(desc []byte) (*Remote, error) {
+	r, err := core.RemoteFromExtendedDescriptor(desc)
 	return (*Remote)(r), err
 }
 

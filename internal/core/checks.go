@@ -169,6 +169,8 @@ func usageName(u int) string {
 		return "mr.UsageSend"
 	case UsageRecv:
 		return "mr.UsageRecv"
+	case UsageAtomicDst:
+		return "mr.UsageAtomicDst"
 	}
 	return "usage 0x" + strconv.FormatInt(int64(u), 16)
 }

@@ -41,6 +41,7 @@ const (
 	postAtomicWrite                   // ibv_wr_atomic_write
 	postNativeFlush                   // ibv_wr_flush
 	postEmulatedFlush                 // an 8-byte RDMA read into the flush buffer
+	postRemoteAtomic                  // compare-and-swap or fetch-and-add
 )
 
 // sendArgs are the scalars of one send-queue work request.
@@ -53,7 +54,8 @@ type sendArgs struct {
 	raddr  uint64
 	rkey   uint32
 	imm    uint32
-	value  uint64 // atomic write
+	value  uint64 // atomic write; compare or add of a remote atomic
+	swap   uint64 // compare-and-swap
 	flen   uint64 // native flush
 	ftype  uint8
 }
@@ -116,6 +118,8 @@ func (c *Conn) postSend(op string, kind postKind, user bool, ctx uint64, a sendA
 		errno, reaped = qp.PostAtomicWrite(wrID, flags, a.raddr, a.rkey, a.value, r)
 	case postNativeFlush:
 		errno, reaped = qp.PostFlush(wrID, flags, a.raddr, a.rkey, a.flen, a.ftype, r)
+	case postRemoteAtomic:
+		errno, reaped = qp.PostAtomic(wrID, a.op, flags, a.laddr, a.lkey, a.raddr, a.rkey, a.value, a.swap, r)
 	}
 	if errno != 0 {
 		sq.rollback(s, 1, saved)

@@ -16,6 +16,7 @@ func TestUsageToAccess(t *testing.T) {
 		rr = ibv.AccessRemoteRead
 		fg = ibv.AccessFlushGlobal
 		fp = ibv.AccessFlushPersistent
+		ra = ibv.AccessRemoteAtomic
 	)
 	for _, tc := range []struct {
 		usage              int
@@ -36,7 +37,9 @@ func TestUsageToAccess(t *testing.T) {
 		{UsageSend, false, false, 0},
 		{UsageRecv, false, false, lw},
 		{UsageWriteDst | UsageReadSrc | UsageFlushVisibility, false, false, rw | lw | rr},
-		{usageAll, false, true, lw | rw | rr},
+		{UsageAtomicDst, false, false, ra | lw}, // this module's own
+		{usageLibrpma, false, true, lw | rw | rr},
+		{usageAll, false, true, lw | rw | rr | ra},
 	} {
 		require.Equal(t, tc.want, UsageToAccess(tc.usage, tc.nativeFlush, tc.iwarp), "%+v", tc)
 	}

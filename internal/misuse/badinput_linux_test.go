@@ -383,7 +383,7 @@ func (f *fixture) otherCases(t *testing.T) []badCase {
 		{"ep.Listen: nil peer", inval, func() error { _, err := ep.Listen(nil, f.ip, "0"); return err }},
 		{"mr.Reg: nil memory", inval, func() error { _, err := mr.Reg(f.p, nil, mr.UsageRecv); return err }},
 		{"mr.Reg: usage 0", inval, func() error { _, err := mr.Reg(f.p, f.heap, 0); return err }},
-		{"mr.Reg: unknown usage bit", inval, func() error { _, err := mr.Reg(f.p, f.heap, 1<<8); return err }},
+		{"mr.Reg: unknown usage bit", inval, func() error { _, err := mr.Reg(f.p, f.heap, 1<<9); return err }},
 		{"mr.Reg: nil peer", inval, func() error { _, err := mr.Reg(nil, f.heap, mr.UsageRecv); return err }},
 		{"mr.RemoteFromDescriptor: short", inval, func() error { _, err := mr.RemoteFromDescriptor(make([]byte, 20)); return err }},
 		{"mr.RemoteFromDescriptor: usage 0", inval, func() error { _, err := mr.RemoteFromDescriptor(make([]byte, 21)); return err }},

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"os"
 	"runtime/metrics"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -290,11 +291,41 @@ func BenchmarkOps(b *testing.B) {
 		op := env.ops()[name]
 		b.Run(name, func(b *testing.B) {
 			b.ReportAllocs()
+			var lat latencies
 			for i := 0; b.Loop(); i++ {
+				start := time.Now()
 				op(b, i)
+				lat.add(time.Since(start))
 			}
+			lat.report(b)
 		})
 	}
+}
+
+// latencies keeps the last latencyRing operations' latencies, without
+// allocating, for the p50-ns and p99-ns metrics that C's rpma_lat also
+// reports: the mean alone hides whether an operation is slower or a few
+// operations wait for a scheduler (on 6.12 rxe completes from a kworker).
+type latencies struct {
+	ns [latencyRing]int64
+	n  int
+}
+
+const latencyRing = 1 << 16
+
+func (l *latencies) add(d time.Duration) {
+	l.ns[l.n%latencyRing] = int64(d)
+	l.n++
+}
+
+func (l *latencies) report(b *testing.B) {
+	s := slices.Clone(l.ns[:min(l.n, latencyRing)])
+	if len(s) == 0 {
+		return
+	}
+	slices.Sort(s)
+	b.ReportMetric(float64(s[len(s)/2]), "p50-ns")
+	b.ReportMetric(float64(s[len(s)*99/100]), "p99-ns")
 }
 
 // BenchmarkPostUnsignaled measures posting alone: unsignaled writes, with

@@ -5,10 +5,15 @@ package conn_test
 import (
 	"context"
 	"errors"
+	"os"
+	"runtime/metrics"
+	"slices"
+	"strings"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/require"
+	"golang.org/x/sys/unix"
 
 	"github.com/gorpma/rpma/conn"
 	"github.com/gorpma/rpma/cq"
@@ -161,11 +166,113 @@ func (b *benchEnv) ops() map[string]func(tb testing.TB, i int) {
 	}
 }
 
+// waitOps are the measured operations completed through the CQ's
+// completion event rather than busy polling.
+func (b *benchEnv) waitOps() map[string]func(tb testing.TB, i int) {
+	c, A := b.client, rpma.CompletionAlways
+	ctx := context.Background()
+	return map[string]func(tb testing.TB, i int){
+		// Write64Wait: post, wait for the completion event, poll.
+		"Write64Wait": func(tb testing.TB, i int) {
+			if err := c.Write(b.rdst, 0, b.src, 0, 64, A, uint64(i)); err != nil {
+				tb.Fatal(err)
+			}
+			for n := 0; n < 1; {
+				if err := c.CQ().Wait(ctx); err != nil {
+					tb.Fatal(err)
+				}
+				got, err := c.CQ().GetWC(b.wcs)
+				if err != nil && !errors.Is(err, rpma.ErrNoCompletion) {
+					tb.Fatal(err)
+				}
+				n += got
+			}
+		},
+	}
+}
+
+// waitPending busy-polls the completion of a write, then waits until its
+// completion event is pending on the CQ's fd (poll(2), no crossing), so
+// that the next Wait has an event to read.
+func (b *benchEnv) waitPending(tb testing.TB, i int) {
+	c := b.client
+	if err := c.Write(b.rdst, 0, b.src, 0, 64, rpma.CompletionAlways, uint64(i)); err != nil {
+		tb.Fatal(err)
+	}
+	b.spin(tb, c.CQ(), 1)
+	fds := []unix.PollFd{{Fd: int32(c.CQ().FD()), Events: unix.POLLIN}}
+	for {
+		n, err := unix.Poll(fds, 30000)
+		if errors.Is(err, unix.EINTR) {
+			continue
+		}
+		if err != nil || n != 1 {
+			tb.Fatalf("the completion event did not come: %d, %v", n, err)
+		}
+		return
+	}
+}
+
+// cgoCalls reads the runtime's count of calls from Go into C.
+func cgoCalls() uint64 {
+	s := []metrics.Sample{{Name: "/cgo/go-to-c-calls:calls"}}
+	metrics.Read(s)
+	return s[0].Value.Uint64()
+}
+
+// TestIntegrationCrossings counts the cgo crossings of the data path: a
+// wait whose completion event is pending is one crossing (read, ack and
+// re-arm); a post is one (it also reaps); and where the completion is
+// there when the post returns (rxe's loopback on 6.1), a post plus the
+// busy poll of its completion is one crossing in all, the GetWC being
+// served from what the post reaped.
+func TestIntegrationCrossings(t *testing.T) {
+	b := newBenchEnv(t)
+	q := b.client.CQ()
+	const n = 200
+	var waits uint64
+	for i := 0; i < n; i++ {
+		b.waitPending(t, i)
+		before := cgoCalls()
+		require.NoError(t, q.Wait(context.Background()))
+		waits += cgoCalls() - before
+	}
+	t.Logf("a CQ.Wait with its event pending: %.2f crossings", float64(waits)/n)
+	require.Equal(t, uint64(n), waits, "one crossing per wait with its event pending")
+
+	op := b.ops()["Write64"]
+	for i := 0; i < 50; i++ {
+		op(t, i)
+	}
+	before := cgoCalls()
+	for i := 0; i < n; i++ {
+		op(t, i)
+	}
+	per := float64(cgoCalls()-before) / n
+	t.Logf("Write64 (post + busy-polled completion): %.2f crossings per operation on %s", per, os.Getenv(rdmatest.EnvKernel))
+	if strings.HasPrefix(os.Getenv(rdmatest.EnvKernel), "6.1.") {
+		require.LessOrEqual(t, per, 1.1, "on 6.1 the post reaps its own completion")
+	}
+}
+
 // TestIntegrationZeroAllocs: in steady state, posting and polling with an
-// integer op context allocate nothing.
+// integer op context allocate nothing, and neither does a CQ wait whose
+// event is pending or a blocking one with a context that cannot be
+// cancelled.
 func TestIntegrationZeroAllocs(t *testing.T) {
 	b := newBenchEnv(t)
-	for name, op := range b.ops() {
+	ops := b.ops()
+	for name, op := range b.waitOps() {
+		ops[name] = op
+	}
+	ctx := context.Background()
+	ops["WaitPending"] = func(tb testing.TB, i int) {
+		b.waitPending(tb, i)
+		if err := b.client.CQ().Wait(ctx); err != nil {
+			tb.Fatal(err)
+		}
+	}
+	for name, op := range ops {
 		for i := 0; i < 20; i++ { // warm up
 			op(t, i)
 		}
@@ -184,11 +291,41 @@ func BenchmarkOps(b *testing.B) {
 		op := env.ops()[name]
 		b.Run(name, func(b *testing.B) {
 			b.ReportAllocs()
+			var lat latencies
 			for i := 0; b.Loop(); i++ {
+				start := time.Now()
 				op(b, i)
+				lat.add(time.Since(start))
 			}
+			lat.report(b)
 		})
 	}
+}
+
+// latencies keeps the last latencyRing operations' latencies, without
+// allocating, for the p50-ns and p99-ns metrics that C's rpma_lat also
+// reports: the mean alone hides whether an operation is slower or a few
+// operations wait for a scheduler (on 6.12 rxe completes from a kworker).
+type latencies struct {
+	ns [latencyRing]int64
+	n  int
+}
+
+const latencyRing = 1 << 16
+
+func (l *latencies) add(d time.Duration) {
+	l.ns[l.n%latencyRing] = int64(d)
+	l.n++
+}
+
+func (l *latencies) report(b *testing.B) {
+	s := slices.Clone(l.ns[:min(l.n, latencyRing)])
+	if len(s) == 0 {
+		return
+	}
+	slices.Sort(s)
+	b.ReportMetric(float64(s[len(s)/2]), "p50-ns")
+	b.ReportMetric(float64(s[len(s)*99/100]), "p99-ns")
 }
 
 // BenchmarkPostUnsignaled measures posting alone: unsignaled writes, with

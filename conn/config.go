@@ -55,13 +55,34 @@ type Config struct {
 	// get "transport retry counter exceeded". Until the cause is
 	// established, do not count on a retry count to detect a dead peer:
 	// the connection's events (NextEvent, and the completion waits that
-	// end with *rpma.ConnEventError) are what tells.
+	// end with *rpma.ConnEventError) are what tells, and PeerTimeout
+	// bounds the time to find a peer that vanished without a disconnect.
 	RetryCount int
 	// RNRRetryCount is the receiver-not-ready retry count
 	// (rdma_conn_param.rnr_retry_count, 0 to 7; 7 means retry forever):
 	// how many times a send is retried while the other side has no
 	// receive posted. Default 7, librpma's value.
 	RNRRetryCount int
+	// PeerTimeout, when not 0, makes the library report the connection
+	// lost when the other side has not answered for that long (a Go
+	// addition: librpma has nothing like it; 0, the default, is its
+	// behaviour). With requests outstanding, no completion for
+	// PeerTimeout ends the connection; an idle connection is probed (a
+	// zero-length RDMA write, with a send-queue slot and a CQ entry of its
+	// own, whose completion the caller never sees). The connection is
+	// then lost: outstanding requests complete with flush errors, posts
+	// return an error matching rpma.ErrConnBroken and
+	// rpma.ErrPeerTimeout, waits return a *rpma.ConnEventError (LOST) and
+	// NextEvent returns rpma.ConnLost. It is reported between PeerTimeout
+	// and 1.5 × PeerTimeout after the last sign of the other side. A send
+	// that waits longer than PeerTimeout for the other side to post a
+	// receive (receiver not ready) counts as no answer too, and so does a
+	// single operation that takes longer than PeerTimeout. Out of range
+	// (other than 0: [MinPeerTimeout, MaxPeerTimeout]) is an invalid
+	// argument. It is local: each side sets its own. On an idle
+	// connection the probes' completions wake completion waits about
+	// four times per PeerTimeout (spurious wake-ups: nothing to poll).
+	PeerTimeout time.Duration
 	// SRQ makes the connection receive through a shared receive queue
 	// (rpma_conn_cfg_set_srq): its receives are posted with
 	// srq.SRQ.Recv, not Conn.Recv, and complete on the SRQ's receive CQ
@@ -81,6 +102,10 @@ const (
 	DefaultRQSize        = core.DefaultRQSize
 	DefaultRetryCount    = core.DefaultRetryCount
 	DefaultRNRRetryCount = core.DefaultRNRRetryCount
+
+	// The range of a PeerTimeout that is not 0.
+	MinPeerTimeout = core.MinPeerTimeout
+	MaxPeerTimeout = core.MaxPeerTimeout
 
 	// MaxConnectPrivateData is the most private data ConnReq.Connect
 	// sends from the connecting side (rdma_cm over IB CM, RDMA_PS_TCP).
@@ -104,6 +129,7 @@ func DefaultConfig() *Config {
 		SharedCompChannel: p.SharedCompChannel,
 		RetryCount:        p.RetryCount,
 		RNRRetryCount:     p.RNRRetryCount,
+		PeerTimeout:       p.PeerTimeout,
 	}
 }
 
@@ -133,6 +159,7 @@ func (c *Config) params() *core.ConnParams {
 		SharedCompChannel: c.SharedCompChannel,
 		RetryCount:        c.RetryCount,
 		RNRRetryCount:     c.RNRRetryCount,
+		PeerTimeout:       c.PeerTimeout,
 		SRQ:               (*core.SRQ)(c.SRQ),
 	}
 }

@@ -131,9 +131,11 @@ func (c *Conn) TryNextEvent() (rpma.ConnEvent, error) { return c.core().TryNextE
 // a flush error (its cq.WC.Err matches [rpma.ErrWRFlushed]), with its op
 // context, for GetWC to return. Until then nothing makes them complete:
 // neither the other side's disconnect (this side reads CLOSED) nor a
-// peer that is gone. Close destroys the QP and CQs with whatever is
-// still in them, so to learn the fate of every operation, Disconnect,
-// drain GetWC, then Close. After a failed completion the QP is already in
+// peer that is gone (unless [Config.PeerTimeout] is set: a connection
+// lost for it has its QP moved to the error state by the library, which
+// flushes them the same way). Close destroys the QP and CQs with
+// whatever is still in them, so to learn the fate of every operation,
+// Disconnect, drain GetWC, then Close. After a failed completion the QP is already in
 // the error state and the rest are flushed without Disconnect (see
 // "Broken connections" in the package documentation).
 func (c *Conn) Disconnect() error { return c.core().Disconnect() }

@@ -319,3 +319,107 @@ func TestIntegrationCloseRaces(t *testing.T) {
 	t.Logf("errors matching os.ErrClosed, by caller: %v", closedSeen)
 	require.InDelta(t, before, openFDs(t), 4, "fds before and after %d rounds", rounds)
 }
+
+// TestIntegrationIndependentEventWaits: the exclusive waits, NextEvent
+// and ep.Endpoint.NextConnReq, from 8 goroutines with their own
+// deadlines: each returns its context's error only once its own context
+// is done, and the one event (CLOSED; a connection request) goes to
+// exactly one of them.
+func TestIntegrationIndependentEventWaits(t *testing.T) {
+	p, ip := newPeer(t)
+	e := listen(t, p, ip)
+	rng := rand.New(rand.NewSource(11))
+	type res struct {
+		err     error
+		got     bool
+		ownDone bool
+	}
+	// run starts n waits (two of them long), makes the event happen after
+	// 30 ms, and checks the results.
+	run := func(what string, wait func(ctx context.Context) (bool, error), event func()) {
+		const n = 8
+		results := make([]res, n)
+		var wg sync.WaitGroup
+		var longCancel []context.CancelFunc
+		for i := 0; i < n; i++ {
+			d := time.Duration(5+rng.Intn(55)) * time.Millisecond
+			if i < 2 {
+				d = time.Minute
+			}
+			ctx, cancel := context.WithTimeout(context.Background(), d)
+			if i < 2 {
+				longCancel = append(longCancel, cancel)
+			} else {
+				defer cancel()
+			}
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				got, err := wait(ctx)
+				results[i] = res{err: err, got: got, ownDone: ctx.Err() != nil}
+			}()
+		}
+		time.Sleep(30 * time.Millisecond)
+		event()
+		// Give the event time to reach a waiter, then end the long one
+		// that did not get it.
+		time.Sleep(time.Second)
+		for _, c := range longCancel {
+			c()
+		}
+		done := make(chan struct{})
+		go func() { wg.Wait(); close(done) }()
+		select {
+		case <-done:
+		case <-time.After(30 * time.Second):
+			t.Fatalf("%s: waits did not return", what)
+		}
+		got := 0
+		for i, r := range results {
+			switch {
+			case r.got:
+				require.NoError(t, r.err)
+				got++
+			case errors.Is(r.err, context.DeadlineExceeded) || errors.Is(r.err, context.Canceled):
+				require.True(t, r.ownDone, "%s waiter %d: %v while its own context was not done", what, i, r.err)
+			default:
+				t.Fatalf("%s waiter %d: %v", what, i, r.err)
+			}
+		}
+		require.Equal(t, 1, got, "%s: the event went to exactly one waiter", what)
+	}
+	for round := 0; round < 10; round++ {
+		client, server := connectPair(t, p, e, ip, nil, nil)
+		run("NextEvent", func(ctx context.Context) (bool, error) {
+			ev, err := client.NextEvent(ctx)
+			if err == nil {
+				require.Equal(t, rpma.ConnClosed, ev)
+			}
+			return err == nil, err
+		}, func() { require.NoError(t, server.Disconnect()) })
+		require.NoError(t, client.Close())
+		require.NoError(t, server.Close())
+
+		var reqs []*conn.ConnReq
+		var mu sync.Mutex
+		var client2 *conn.Conn
+		run("NextConnReq", func(ctx context.Context) (bool, error) {
+			r, err := e.NextConnReq(ctx, nil)
+			if err == nil {
+				mu.Lock()
+				reqs = append(reqs, r)
+				mu.Unlock()
+			}
+			return err == nil, err
+		}, func() {
+			req, err := conn.NewRequest(testCtx(t), p, ip, e.Port(), nil)
+			require.NoError(t, err)
+			client2, err = req.Connect(nil)
+			require.NoError(t, err)
+		})
+		for _, r := range reqs {
+			require.NoError(t, r.Close()) // rejected
+		}
+		require.NoError(t, client2.Close())
+	}
+}

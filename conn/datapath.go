@@ -69,6 +69,42 @@ func (c *Conn) AtomicWrite(dst *mr.Remote, dstOff int, src [8]byte, flags rpma.C
 	return c.core().AtomicWrite(remote(dst), dstOff, src, flags, opContext)
 }
 
+// CompareAndSwap compares the 8-byte word at dstOff of dst with compare
+// and, when they are equal, replaces it with swap, atomically
+// (IBV_WR_ATOMIC_CMP_AND_SWP); librpma has no such call. The word's old
+// value, whether or not it was swapped, lands in the 8 bytes at
+// resultOff of result, written by the device: they belong to the device
+// from the call until the operation's completion, and hold the old value
+// in the host's byte order once it has completed successfully (with
+// [rpma.CompletionOnError] only a later signaled completion of this
+// connection's send queue shows that). The swap happened exactly when
+// that value equals compare.
+//
+// dst needs [mr.UsageAtomicDst], known from the other side's
+// [mr.Local.ExtendedDescriptor] (a region of a C librpma peer never has
+// it); result needs [mr.UsageReadDst] and must be of this connection's
+// peer; dstOff and the remote address must be multiples of 8. Each is an
+// error matching [rpma.ErrInvalidArgument] before anything is posted; a
+// device without atomics (atomic_cap IBV_ATOMIC_NONE) gives one matching
+// [rpma.ErrNotSupported].
+//
+// Atomic against what: rxe (IBV_ATOMIC_HCA) and most devices make remote
+// atomics atomic only against the other remote atomics through the same
+// device, not against the other side's CPU, RDMA writes or AtomicWrite to
+// the same word. Like a write, the new value is durable only after a
+// Flush of the word.
+func (c *Conn) CompareAndSwap(dst *mr.Remote, dstOff int, result *mr.Local, resultOff int, compare, swap uint64, flags rpma.CompletionFlags, opContext uint64) error {
+	return c.core().CompareAndSwap(remote(dst), dstOff, local(result), resultOff, compare, swap, flags, opContext)
+}
+
+// FetchAndAdd adds add to the 8-byte word at dstOff of dst, atomically
+// (IBV_WR_ATOMIC_FETCH_AND_ADD), wrapping around at 2^64; librpma has no
+// such call. The word's old value lands at resultOff of result; the
+// requirements, errors and guarantees are those of [Conn.CompareAndSwap].
+func (c *Conn) FetchAndAdd(dst *mr.Remote, dstOff int, result *mr.Local, resultOff int, add uint64, flags rpma.CompletionFlags, opContext uint64) error {
+	return c.core().FetchAndAdd(remote(dst), dstOff, local(result), resultOff, add, flags, opContext)
+}
+
 // Flush mirrors rpma_flush: it makes the bytes written to dst at
 // [dstOff, dstOff+n) visible (typ [rpma.FlushVisibility]) or persistent
 // ([rpma.FlushPersistent]) on the other side, as librpma decides:

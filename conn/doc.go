@@ -1,7 +1,8 @@
 // Package conn mirrors librpma's connection configuration, connection
 // requests and connections (struct rpma_conn_cfg, rpma_conn_req,
 // rpma_conn), including the data path: Read, Write, WriteWithImm,
-// AtomicWrite, Flush, Send, SendWithImm, Recv.
+// AtomicWrite, Flush, Send, SendWithImm, Recv, and the remote atomics
+// librpma does not have, CompareAndSwap and FetchAndAdd.
 //
 // # Connecting
 //
@@ -99,9 +100,11 @@
 // completion, the operations that were outstanding complete with flush
 // errors (rpma.ErrWRFlushed), which the caller drains with GetWC. After a
 // CLOSED or LOST event they do not, until this side's [Conn.Disconnect]
-// moves the QP to the error state: then they are flushed too. Disconnect and Close do not wait for
-// anything from the other side: they return promptly even when the other
-// side is gone and CLOSED never comes.
+// moves the QP to the error state: then they are flushed too (a
+// connection the library reports lost for its [Config.PeerTimeout] has its
+// QP moved to the error state already). Disconnect and Close do not wait
+// for anything from the other side: they return promptly even when the
+// other side is gone and CLOSED never comes.
 //
 // # Completion waits watch the connection
 //
@@ -128,8 +131,8 @@
 // librpma's rule is one thread per connection. This package promises
 // more, and tests it under the race detector: every method of Conn is
 // safe for concurrent use. The data-path calls (Read, Write,
-// WriteWithImm, AtomicWrite, Flush, WriteAndFlush, Send, SendWithImm,
-// Recv) may be called from several goroutines at once on one connection,
+// WriteWithImm, AtomicWrite, Flush, WriteAndFlush, CompareAndSwap,
+// FetchAndAdd, Send, SendWithImm, Recv) may be called from several goroutines at once on one connection,
 // while other goroutines wait for and poll its CQs (cq.CQ is safe for
 // concurrent use). Concurrent NextEvent calls each get a different event;
 // GetSendComp and GetRecvComp may run concurrently, also on a shared
@@ -148,5 +151,7 @@
 // never fail, and only the connection's events tell. [Config.RetryCount]
 // and [Config.RNRRetryCount] make the counts configurable, but what
 // smaller counts do on rxe is not established yet (see
-// [Config.RetryCount]): watch the events.
+// [Config.RetryCount]): watch the events, or set [Config.PeerTimeout],
+// which makes the library report a connection lost (LOST, with
+// rpma.ErrPeerTimeout) when the other side has not answered for that long.
 package conn

@@ -505,7 +505,11 @@ func ExampleConn_GetRecvComp() {
 				log.Fatal(err)
 			}
 		}
-		session.WaitForHangup(ctx, s)
+		// This side hangs up: the client's receive of the last reply
+		// can complete before its acknowledgement of that send leaves
+		// (rxe), so a client that hung up first could end the wait
+		// above with CLOSED.
+		session.Hangup(ctx, s)
 	}()
 
 	cfg := conn.DefaultConfig()
@@ -535,8 +539,8 @@ func ExampleConn_GetRecvComp() {
 		v = binary.LittleEndian.Uint64(mem[8:])
 		fmt.Println("got", v)
 	}
-	session.Hangup(ctx, c)
-	<-served // the server has closed its side
+	session.WaitForHangup(ctx, c) // the server hangs up once its last send is done
+	<-served
 	// Device output:
 	// got 41
 	// got 42

@@ -43,14 +43,23 @@ func TestIntegrationRemoteAccessError(t *testing.T) {
 	client, server := pairCfg(t, p, e, ip, nil, nil, nil)
 	ctx := testCtx(t)
 	dst, dstMem := region(t, p, 4096, mr.UsageWriteDst) // no UsageReadSrc
-	src, _ := region(t, p, 4096, mr.UsageWriteSrc|mr.UsageReadDst)
+	src, _ := region(t, p, 4096, mr.UsageWriteSrc|mr.UsageReadDst|mr.UsageRecv)
 	err := client.Read(src, 0, remoteOf(t, dst), 0, 64, rpma.CompletionOnError, 1)
 	require.ErrorIs(t, err, rpma.ErrInvalidArgument, "the true descriptor lacks mr.UsageReadSrc")
 	rdst := forgedRemoteOf(t, dst, mr.UsageReadSrc)
 
 	require.NoError(t, client.Read(src, 0, rdst, 0, 64, rpma.CompletionOnError, 1))
+	// The writes after it are posted, unless a post has already reaped
+	// the read's failure (rxe on 6.1 fails it before the post returns):
+	// then they are refused as broken.
+	posted := uint64(1)
 	for i := uint64(2); i <= 4; i++ {
-		require.NoError(t, client.Write(rdst, 0, src, 0, 64, rpma.CompletionAlways, i))
+		err := client.Write(rdst, 0, src, 0, 64, rpma.CompletionAlways, i)
+		if err != nil {
+			require.ErrorIs(t, err, rpma.ErrConnBroken)
+			break
+		}
+		posted = i
 	}
 	wc := nextWC(t, ctx, client.CQ())
 	err = wc.Err()
@@ -58,10 +67,10 @@ func TestIntegrationRemoteAccessError(t *testing.T) {
 	require.ErrorIs(t, err, rpma.ErrCompletion)
 	require.Equal(t, uint64(1), wc.OpContext)
 	require.Equal(t, client.QPNum(), wc.QPNum)
-	t.Logf("failed completion: %v", err)
+	t.Logf("failed completion: %v; %d writes posted after it", err, posted-1)
 
 	// Outstanding operations complete with flush errors.
-	for i := uint64(2); i <= 4; i++ {
+	for i := uint64(2); i <= posted; i++ {
 		wc := nextWC(t, ctx, client.CQ())
 		require.Equal(t, i, wc.OpContext)
 		require.ErrorIs(t, wc.Err(), rpma.ErrWRFlushed)

@@ -98,6 +98,7 @@ func params(c *conn.Config) *core.ConnParams {
 		SharedCompChannel: c.SharedCompChannel,
 		RetryCount:        c.RetryCount,
 		RNRRetryCount:     c.RNRRetryCount,
+		PeerTimeout:       c.PeerTimeout,
 		SRQ:               (*core.SRQ)(c.SRQ),
 	}
 }

@@ -45,7 +45,11 @@
 //
 // [Local.Descriptor] and [RemoteFromDescriptor] are byte-compatible with
 // librpma (21 bytes: little-endian address, length, rkey, usage), so Go
-// and C peers interoperate. Descriptors are unauthenticated: exchange
+// and C peers interoperate. [UsageAtomicDst], this module's own usage for
+// the target of remote atomics, does not fit the usage byte:
+// [Local.ExtendedDescriptor] and [RemoteFromExtendedDescriptor] carry it
+// in a 22nd byte (a Remote gives back either form: [Remote.Descriptor],
+// [Remote.ExtendedDescriptor]). Descriptors are unauthenticated: exchange
 // them over a trusted channel.
 //
 // # Lifetimes and concurrency

@@ -34,7 +34,7 @@ func TestIntegrationReg(t *testing.T) {
 
 	_, err = mr.Reg(p, r.Bytes(), 0)
 	require.ErrorIs(t, err, rpma.ErrInvalidArgument)
-	_, err = mr.Reg(p, r.Bytes(), 0x100)
+	_, err = mr.Reg(p, r.Bytes(), 0x200)
 	require.ErrorIs(t, err, rpma.ErrInvalidArgument)
 	_, err = mr.Reg(p, nil, mr.UsageSend)
 	require.ErrorIs(t, err, rpma.ErrInvalidArgument)

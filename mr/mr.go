@@ -38,11 +38,22 @@ const (
 	UsageSend Usage = core.UsageSend
 	// UsageRecv: the destination of receives (IBV_ACCESS_LOCAL_WRITE).
 	UsageRecv Usage = core.UsageRecv
+	// UsageAtomicDst: the target of the other side's remote atomics,
+	// conn.Conn.CompareAndSwap and FetchAndAdd
+	// (IBV_ACCESS_REMOTE_ATOMIC | IBV_ACCESS_LOCAL_WRITE). This module's
+	// own: librpma has no remote atomics, and its descriptor's usage byte
+	// has no room for it, so the other side learns it only from
+	// [Local.ExtendedDescriptor].
+	UsageAtomicDst Usage = core.UsageAtomicDst
 )
 
 // DescriptorSize mirrors rpma_mr_get_descriptor_size: a descriptor is
 // always 21 bytes.
 const DescriptorSize = core.DescriptorSize
+
+// ExtendedDescriptorSize is the size of [Local.ExtendedDescriptor]: 22
+// bytes.
+const ExtendedDescriptorSize = core.ExtendedDescriptorSize
 
 // Local mirrors struct rpma_mr_local: memory registered with a peer's
 // protection domain. A Local is a child of its peer, which refuses to
@@ -109,6 +120,15 @@ func (m *Local) ODP() bool { return m.core().ODP() }
 // [RemoteFromDescriptor]. Descriptors travel unauthenticated.
 func (m *Local) Descriptor() [DescriptorSize]byte { return m.core().Descriptor() }
 
+// ExtendedDescriptor is this module's descriptor (librpma has none): the
+// 21 bytes of [Local.Descriptor], then one byte of the usages that do not
+// fit its usage byte (usage >> 8: [UsageAtomicDst]). The other side
+// decodes it with [RemoteFromExtendedDescriptor]. A C librpma peer can
+// read its first 21 bytes as a descriptor, and does not see those usages.
+func (m *Local) ExtendedDescriptor() [ExtendedDescriptorSize]byte {
+	return m.core().ExtendedDescriptor()
+}
+
 // Advice mirrors enum ibv_advise_mr_advice.
 type Advice int
 
@@ -156,6 +176,15 @@ func RemoteFromDescriptor(desc []byte) (*Remote, error) {
 	return (*Remote)(r), err
 }
 
+// RemoteFromExtendedDescriptor decodes the 22 bytes of
+// [Local.ExtendedDescriptor] at the start of desc (bytes after them are
+// ignored). A shorter desc, a zero usage or unknown usage bits are an
+// error matching [rpma.ErrInvalidArgument].
+func RemoteFromExtendedDescriptor(desc []byte) (*Remote, error) {
+	r, err := core.RemoteFromExtendedDescriptor(desc)
+	return (*Remote)(r), err
+}
+
 // Size mirrors rpma_mr_remote_get_size.
 func (r *Remote) Size() uint64 { return r.core().Size() }
 
@@ -177,8 +206,19 @@ func (r *Remote) FlushType() Usage { return r.FlushUsage() }
 // Descriptor returns the 21-byte descriptor r was decoded from
 // ([RemoteFromDescriptor] ignores bytes after them), byte for byte, so a
 // Remote can be handed on (to another connection, a file, a log) and
-// decoded again. A nil r gives all zeros.
+// decoded again. A nil r gives all zeros. Like [Local.Descriptor] it has
+// no room for [UsageAtomicDst]: a Remote decoded with
+// [RemoteFromExtendedDescriptor] is handed on whole with
+// [Remote.ExtendedDescriptor].
 func (r *Remote) Descriptor() [DescriptorSize]byte { return r.core().Descriptor() }
+
+// ExtendedDescriptor returns the 22 bytes of [Local.ExtendedDescriptor]
+// for r: [Remote.Descriptor], then the usages that do not fit its usage
+// byte ([UsageAtomicDst]), for [RemoteFromExtendedDescriptor] to decode
+// again. A nil r gives all zeros.
+func (r *Remote) ExtendedDescriptor() [ExtendedDescriptorSize]byte {
+	return r.core().ExtendedDescriptor()
+}
 
 // Usage returns the remote region's usage.
 func (r *Remote) Usage() Usage { return Usage(r.core().Usage()) }

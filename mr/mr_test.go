@@ -159,3 +159,38 @@ func TestDescriptorDecodesLikeLibrpma(t *testing.T) {
 }
 
 func fileExists(p string) bool { _, err := os.Stat(p); return err == nil }
+
+// TestExtendedDescriptor: RemoteFromExtendedDescriptor reads the 21 bytes
+// as RemoteFromDescriptor does plus the usage bits above the first byte;
+// it refuses short input, no usage and unknown bits.
+func TestExtendedDescriptor(t *testing.T) {
+	d := append(descriptor(0x1000, 4096, 7, byte(mr.UsageReadSrc)), byte(mr.UsageAtomicDst>>8))
+	require.Len(t, d, mr.ExtendedDescriptorSize)
+	r, err := mr.RemoteFromExtendedDescriptor(append(d, 0xee))
+	require.NoError(t, err)
+	require.Equal(t, mr.UsageReadSrc|mr.UsageAtomicDst, r.Usage())
+	require.Equal(t, uint64(0x1000), r.Addr())
+	require.Equal(t, uint64(4096), r.Size())
+	ext := r.ExtendedDescriptor()
+	require.Equal(t, d, ext[:], "ExtendedDescriptor gives back what was decoded")
+	// librpma's decoder, on the same bytes, sees only its usages.
+	r, err = mr.RemoteFromDescriptor(d)
+	require.NoError(t, err)
+	require.Equal(t, mr.UsageReadSrc, r.Usage())
+
+	only := append(descriptor(1, 8, 3, 0), byte(mr.UsageAtomicDst>>8))
+	r, err = mr.RemoteFromExtendedDescriptor(only)
+	require.NoError(t, err)
+	require.Equal(t, mr.UsageAtomicDst, r.Usage())
+	for name, in := range map[string][]byte{
+		"short":        d[:mr.DescriptorSize],
+		"no usage":     append(descriptor(1, 8, 3, 0), 0),
+		"unknown bits": append(descriptor(1, 8, 3, 1), 2),
+	} {
+		_, err := mr.RemoteFromExtendedDescriptor(in)
+		require.ErrorIs(t, err, rpma.ErrInvalidArgument, name)
+	}
+	// A nil region's descriptors are zeros.
+	require.Equal(t, [mr.ExtendedDescriptorSize]byte{}, (*mr.Local)(nil).ExtendedDescriptor())
+	require.Equal(t, [mr.ExtendedDescriptorSize]byte{}, (*mr.Remote)(nil).ExtendedDescriptor())
+}

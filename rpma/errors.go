@@ -174,6 +174,13 @@ var (
 	// returns RPMA_E_PROVIDER in that case, so ErrQueueFull also matches
 	// [ErrProvider] with [errors.Is] and [CodeOf] reports [CodeProvider].
 	ErrQueueFull error = &aliasError{msg: "rpma: queue full", code: CodeProvider}
+
+	// ErrPeerTimeout is the cause of a connection the library reported
+	// lost because the other side did not answer within the connection's
+	// conn.Config.PeerTimeout: posts then return an error matching
+	// [ErrConnBroken] and ErrPeerTimeout, and waits a [*ConnEventError]
+	// (ConnLost) whose Cause matches it. It is a Go addition.
+	ErrPeerTimeout = errors.New("rpma: the other side did not answer within the peer timeout")
 )
 
 // ConnEventError ends a wait for completions (cq.CQ.Wait, conn.Conn.Wait)

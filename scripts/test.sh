@@ -14,7 +14,7 @@ set -uo pipefail
 cd "$(dirname "$0")/.."
 root=$PWD
 tally=$(mktemp)
-trap 'rm -f "$tally"' EXIT
+trap 'rm -f "$tally" "$tally.failures"' EXIT
 status=0
 
 go build -o bin/rxevm ./cmd/rxevm || exit 1

@@ -252,25 +252,31 @@ func (r Results) WriteMeans(w io.Writer) {
 	}
 }
 
-// WriteMedians writes the per-operation medians and 99th percentiles that
-// librpma's program and perftest record (Go's testing.B reports means
-// only), in ns.
+// WriteMedians writes the per-operation medians and 99th percentiles, in
+// ns: Go's (BenchmarkOps reports them as p50-ns and p99-ns besides the
+// mean), librpma's program's and perftest's, with the Go/librpma ratio of
+// the medians. A ratio of the medians near 1 with a larger ratio of the
+// means says that the gap is in the tail (operations that wait for a
+// scheduler), not in every operation.
 func (r Results) WriteMedians(w io.Writer) {
-	fmt.Fprintln(w, "| operation | librpma p50 | librpma p99 | perftest p50 | perftest p99 |")
-	fmt.Fprintln(w, "|---|---:|---:|---:|---:|")
+	fmt.Fprintln(w, "| operation | Go p50 | librpma p50 | Go/librpma p50 | Go p99 | librpma p99 | perftest p50 | perftest p99 |")
+	fmt.Fprintln(w, "|---|---:|---:|---:|---:|---:|---:|---:|")
 	seen := map[string]bool{}
 	for _, row := range Rows {
 		if seen[row.C] {
 			continue
 		}
 		seen[row.C] = true
+		g50, _ := r.Go.Median(row.Go, "p50-ns")
+		g99, _ := r.Go.Median(row.Go, "p99-ns")
 		p50, _ := r.C.Median(row.C, "p50-ns")
 		p99, _ := r.C.Median(row.C, "p99-ns")
 		t50, t99 := math.NaN(), math.NaN()
 		if p, ok := r.perftest(row.Perftest); ok {
 			t50, t99 = p.Typical, p.P99
 		}
-		fmt.Fprintf(w, "| %s | %s | %s | %s | %s |\n", shortName(row.C), fmtNs(p50), fmtNs(p99), fmtNs(t50), fmtNs(t99))
+		fmt.Fprintf(w, "| %s | %s | %s | %s | %s | %s | %s | %s |\n", shortName(row.C), fmtNs(g50), fmtNs(p50), fmtRatio(g50, p50),
+			fmtNs(g99), fmtNs(p99), fmtNs(t50), fmtNs(t99))
 	}
 }
 

@@ -108,10 +108,10 @@ func (aw *asyncWatch) run() {
 			e    ibv.AsyncEvent
 			rerr error
 		)
-		err := aw.w.wait(context.Background(), false, epoch{}, func() bool {
+		_, err := aw.w.wait(context.Background(), false, epoch{}, tryFunc(func() bool {
 			e, rerr = aw.ctx.GetAsyncEvent()
 			return rerr == nil || !isAgain(rerr)
-		})
+		}))
 		if err != nil {
 			return // closed
 		}

@@ -57,10 +57,10 @@ func (c *cmChannel) next(ctx context.Context, op, what string) (ibv.CMEvent, err
 		evErr  error
 		gotOne bool
 	)
-	err := c.w.wait(ctx, false, epoch{}, func() bool {
+	_, err := c.w.wait(ctx, false, epoch{}, tryFunc(func() bool {
 		e, gotOne, evErr = c.take()
 		return gotOne
-	})
+	}))
 	if gotOne {
 		return e, provider(op, evErr)
 	}

@@ -14,6 +14,7 @@ import (
 // own event channel, its queue pair and CQs.
 type Conn struct {
 	life
+	dl      *dataLock // the data path's (posts take it instead of life's)
 	peer    *Peer
 	ev      *connEvents
 	id      *ibv.CMID
@@ -30,6 +31,7 @@ type Conn struct {
 	nativeFlush       bool
 
 	directWriteToPMem atomic.Bool
+	live              liveness // with a PeerTimeout
 	leak              *leak.Handle
 }
 
@@ -236,6 +238,7 @@ func (c *Conn) Close() error {
 	if c == nil || !c.beginClose() {
 		return nil
 	}
+	c.stopLiveness()
 	c.ev.wake()
 	c.q.shared.wake()
 	// Wake completion waits too: GetSendComp and GetRecvComp wait on a

@@ -28,6 +28,7 @@ type ConnReq struct {
 // queues are the verbs objects a request creates for its connection,
 // and the accounting of its work queues.
 type queues struct {
+	dl     *dataLock      // the data path's lock (posts, polls, accounting)
 	shared *sharedChannel // the shared completion channel, or nil
 	cq     *CQ
 	rcq    *CQ // nil when RCQSize is 0
@@ -57,19 +58,10 @@ func createQueues(op string, p *Peer, id *ibv.CMID, prm *ConnParams, ev *connEve
 		}
 		return q, rpma.Inval(op, "the peer is on device %s but the connection goes through %s", p.dev.name, name)
 	}
-	if err := prm.checkDevice(op, p); err != nil {
+	if err := prm.checkFor(op, p); err != nil {
 		return q, err
 	}
 	if s := prm.SRQ; s != nil {
-		if prm.SharedCompChannel && s.rcq != nil {
-			return q, rpma.Inval(op, "a shared completion channel cannot be used with an SRQ that has its own receive CQ")
-		}
-		if s.peer != p {
-			return q, rpma.Inval(op, "the SRQ belongs to another peer")
-		}
-		if err := checkSRQRoom(op, prm, s); err != nil {
-			return q, err
-		}
 		if err := s.acquire(op); err != nil {
 			return q, err
 		}
@@ -80,6 +72,7 @@ func createQueues(op string, p *Peer, id *ibv.CMID, prm *ConnParams, ev *connEve
 		return queues{}, err
 	}
 	var err error
+	q.dl = &dataLock{}
 	var sharedCh *ibv.CompChannel
 	if prm.SharedCompChannel {
 		if q.shared, err = newSharedChannel(op, p.ctx, ev); err != nil {
@@ -87,11 +80,11 @@ func createQueues(op string, p *Peer, id *ibv.CMID, prm *ConnParams, ev *connEve
 		}
 		sharedCh = q.shared.ch
 	}
-	if q.cq, err = newCQ(op, p.ctx, prm.CQSize, sharedCh, ev.ch.fd, ev.termFD); err != nil {
+	if q.cq, err = newCQ(op, p.ctx, q.dl, prm.CQSize+prm.probeSlots(), sharedCh, ev.ch.fd, ev.termFD); err != nil {
 		return fail(err)
 	}
 	if prm.RCQSize > 0 {
-		if q.rcq, err = newCQ(op, p.ctx, prm.RCQSize, sharedCh, ev.ch.fd, ev.termFD); err != nil {
+		if q.rcq, err = newCQ(op, p.ctx, q.dl, prm.RCQSize, sharedCh, ev.ch.fd, ev.termFD); err != nil {
 			return fail(err)
 		}
 	}
@@ -110,7 +103,7 @@ func createQueues(op string, p *Peer, id *ibv.CMID, prm *ConnParams, ev *connEve
 		PD:            p.pd,
 		SendCQ:        q.cq.ibvCQ(),
 		RecvCQ:        recvCQ.ibvCQ(),
-		MaxSendWR:     uint32(prm.SQSize),
+		MaxSendWR:     uint32(prm.SQSize + prm.probeSlots()),
 		MaxRecvWR:     uint32(prm.RQSize),
 		MaxSendSGE:    maxSGE,
 		MaxRecvSGE:    maxSGE,
@@ -150,6 +143,7 @@ func createQueues(op string, p *Peer, id *ibv.CMID, prm *ConnParams, ev *connEve
 	q.state = &qpState{}
 	q.sq = newWorkQueue(prm.SQSize, q.cq, q.state, errSQFull)
 	q.cq.sq = q.sq
+	q.cq.budget.reserved += int64(prm.probeSlots()) // the probe's completion
 	switch {
 	case q.srq == nil:
 		q.rq = newWorkQueue(prm.RQSize, recvCQ, q.state, errRQFull)
@@ -166,6 +160,26 @@ func createQueues(op string, p *Peer, id *ibv.CMID, prm *ConnParams, ev *connEve
 	ev.onTerm = func(e rpma.ConnEvent) { st.breakWith(&rpma.ConnEventError{Event: e}) }
 	q.owner = registerOwner(p.ctx, &q, ev, id)
 	return q, nil
+}
+
+// checkFor checks prm for connections of p, before anything is created
+// or waited for: the device's limits and the SRQ's rules.
+func (prm *ConnParams) checkFor(op string, p *Peer) error {
+	if err := prm.checkDevice(op, p); err != nil {
+		return err
+	}
+	if s := prm.SRQ; s != nil {
+		if prm.SharedCompChannel && s.rcq != nil {
+			return rpma.Inval(op, "a shared completion channel cannot be used with an SRQ that has its own receive CQ")
+		}
+		if s.peer != p {
+			return rpma.Inval(op, "the SRQ belongs to another peer")
+		}
+		if err := checkSRQRoom(op, prm, s); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // checkSRQRoom refuses a connection whose receives complete, through an
@@ -200,6 +214,13 @@ const (
 // SRQ.
 func (q *queues) destroy(id *ibv.CMID) error {
 	var errs errList
+	if q.dl != nil {
+		// Posts and polls refuse from now on; the one in flight has
+		// finished.
+		q.dl.mu.Lock()
+		q.dl.closed = true
+		q.dl.mu.Unlock()
+	}
 	q.unregister()
 	if id != nil {
 		id.DestroyQP()
@@ -237,6 +258,10 @@ func NewConnReq(ctx context.Context, p *Peer, addr, port string, params *ConnPar
 		return nil, err
 	}
 	if err := p.acquire(op); err != nil {
+		return nil, err
+	}
+	if err := prm.checkFor(op, p); err != nil {
+		p.release()
 		return nil, err
 	}
 	r, err := newActive(ctx, op, p, addr, port, &prm)
@@ -413,6 +438,7 @@ func (r *ConnReq) Connect(pdata []byte) (*Conn, error) {
 	// The connection takes over the channel (nothing waits on a request's
 	// channel once it is built), the id and the queues.
 	c := &Conn{
+		dl:                r.q.dl,
 		peer:              r.peer,
 		ev:                r.ev,
 		id:                r.id,
@@ -449,6 +475,7 @@ func (r *ConnReq) Connect(pdata []byte) (*Conn, error) {
 	}
 	c.leak = leak.Track("conn.Conn")
 	c.open()
+	c.startLiveness(r.params.PeerTimeout)
 	return c, nil
 }
 

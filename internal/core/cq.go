@@ -5,7 +5,6 @@ import (
 	"encoding/binary"
 	"errors"
 	"os"
-	"sync"
 	"syscall"
 	"unsafe"
 
@@ -54,8 +53,13 @@ func (w *WC) Err() error {
 // CQ mirrors struct rpma_cq: a completion queue and its completion channel
 // (its own, or the connection's shared one). CQs are created armed
 // (ibv_req_notify_cq) with their connection (or SRQ) and destroyed by it.
+//
+// Polls, the stash and the accounting of the queues that complete here
+// are under dl, the data lock of the CQ's owner (the connection, which
+// its posts take too, or the SRQ); the CQ's life guards its waits.
 type CQ struct {
 	life
+	dl     *dataLock
 	cq     *ibv.CQ
 	ch     *ibv.CompChannel
 	ownCh  bool    // ch is the CQ's own (else the shared one)
@@ -68,20 +72,35 @@ type CQ struct {
 	ev     *connEvents // the connection's events, watched by Wait; nil for an SRQ's RCQ
 
 	// Where its completions come from, by kind of work request id.
-	sq  *workQueue
-	rq  *workQueue
-	srq *srqTable
+	sq        *workQueue
+	rq        *workQueue
+	srq       *srqTable
+	srqLocked bool // srq's lock is dl (the SRQ's own RCQ)
 
-	pmu   sync.Mutex // one poller at a time
-	stash []WC       // the caller's completions reaped by posts, returned first by GetWC
-	leak  *leak.Handle
+	// The stash: the caller's completions polled (by posts that reap, by
+	// a full post, by a wait) but not returned yet, which GetWC returns
+	// first: stash[:n], in C memory (buf) so that C polls into it
+	// directly.
+	buf   *ibv.WCBuf
+	stash []WC
+	n     int
+
+	wres error // the outcome of the parked wait's attempt (try)
+
+	// Reaping (see reapRoom): consecutive reaps that found nothing, and
+	// the posts since reaping slowed down.
+	reapIdle uint32
+	reapTick uint32
+
+	leak *leak.Handle
 }
 
 // newCQ creates a CQ of at least cqe entries with its own completion
-// channel, or on shared when it is not nil. Its waits also watch the fds
-// in watch (the connection's event channel and its eventfd).
-func newCQ(op string, ctx *ibv.Context, cqe int, shared *ibv.CompChannel, watch ...int) (*CQ, error) {
-	q := &CQ{ch: shared, shared: shared != nil}
+// channel, or on shared when it is not nil, under the data lock dl. Its
+// waits also watch the fds in watch (the connection's event channel and
+// its eventfd).
+func newCQ(op string, ctx *ibv.Context, dl *dataLock, cqe int, shared *ibv.CompChannel, watch ...int) (*CQ, error) {
+	q := &CQ{dl: dl, ch: shared, shared: shared != nil}
 	if shared == nil {
 		ch, err := ctx.CreateCompChannel()
 		if err != nil {
@@ -108,10 +127,28 @@ func newCQ(op string, ctx *ibv.Context, cqe int, shared *ibv.CompChannel, watch 
 	q.fd = q.ch.FD()
 	q.size = cq.CQE()
 	q.budget.capacity = int64(q.size)
-	q.stash = make([]WC, 0, q.size)
+	if err := q.setStash(q.size); err != nil {
+		cq.Destroy()
+		q.destroyChannel()
+		return nil, provider(op, err)
+	}
 	q.leak = leak.Track("cq.CQ")
 	q.open()
 	return q, nil
+}
+
+// setStash gives the stash room for n completions, keeping what it holds.
+func (q *CQ) setStash(n int) error {
+	buf, err := ibv.NewWCBuf(n)
+	if err != nil {
+		return err
+	}
+	raw := buf.Slice()
+	stash := unsafe.Slice((*WC)(unsafe.Pointer(unsafe.SliceData(raw))), len(raw))
+	copy(stash, q.stash[:q.n])
+	q.buf.Free()
+	q.buf, q.stash = buf, stash
+	return nil
 }
 
 func (q *CQ) destroyChannel() error {
@@ -134,11 +171,11 @@ func (q *CQ) FD() int {
 // Size returns the number of entries the CQ actually has (the provider may
 // round the requested size up), or 0 when q is nil.
 func (q *CQ) Size() int {
-	if q == nil {
+	if q == nil || q.dl == nil {
 		return 0
 	}
-	q.pmu.Lock()
-	defer q.pmu.Unlock()
+	q.dl.mu.Lock()
+	defer q.dl.mu.Unlock()
 	return q.size
 }
 
@@ -190,12 +227,12 @@ func (q *CQ) TryWait() error {
 		return errClosed(op, "CQ")
 	}
 	defer q.exit()
-	if q.pending() {
-		return nil
-	}
 	if !q.w.tryTurn() {
 		// Another goroutine is parked on the channel: whatever is
 		// pending is its to read.
+		if q.pending() {
+			return nil
+		}
 		return errNoCompletionYet
 	}
 	done, err := q.tryOnce(op)
@@ -228,9 +265,6 @@ func (q *CQ) wait(ctx context.Context, op string) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
-	if q.pending() {
-		return nil // completions a post reaped: no event may announce them
-	}
 	w := q.w
 	e := w.epochNow()
 	// The fast path: an event already pending, read in one crossing with
@@ -251,26 +285,34 @@ func (q *CQ) wait(ctx context.Context, op string) error {
 	if q.fill() {
 		return nil
 	}
-	var res error
-	err := w.wait(ctx, true, e, func() bool {
-		done, err := q.tryOnce(op)
-		if done {
-			res = err
-			if err == nil {
-				w.arrived(0)
-			}
-		}
-		return done
-	})
+	res, err := w.wait(ctx, true, e, q)
 	if err != nil {
 		return waitError(op, "CQ", "a completion event", err)
 	}
-	return res
+	return res.err
 }
 
-// tryOnce reads a pending completion event of the CQ's own channel; with
-// none, it checks the connection's events. It reports whether the wait is
-// over, and with what error. The caller holds the turn.
+// try and result make q the tryer of its own channel's waits: the state
+// of the attempt is q's, written by the holder of the turn only.
+func (q *CQ) try() bool {
+	done, err := q.tryOnce("cq_wait")
+	if done {
+		q.wres = err
+		if err == nil {
+			q.w.arrived(0)
+		}
+	}
+	return done
+}
+
+func (q *CQ) result() tryResult { return tryResult{q: q, err: q.wres} }
+
+// tryOnce reads a pending completion event of the CQ's own channel
+// (first, so that an event loop's fd stops being readable even when a
+// post reaped the completions it announces); with none, the wait is over
+// if reaped completions wait in the stash, else if the connection has
+// ended. It reports whether the wait is over, and with what error. The
+// caller holds the turn.
 func (q *CQ) tryOnce(op string) (bool, error) {
 	ref, err := q.ch.GetCQEventRearm()
 	switch {
@@ -281,6 +323,8 @@ func (q *CQ) tryOnce(op string) (bool, error) {
 		return true, nil
 	case !isAgain(err):
 		return true, cqEventError(op, err)
+	case q.pending():
+		return true, nil
 	}
 	return q.ev.ended(q.fill)
 }
@@ -296,10 +340,10 @@ func cqEventError(op string, err error) error {
 	return rpma.NewError(op, rpma.CodeNoCompletion, errnoOf(err), "ibv_get_cq_event failed")
 }
 
-// GetWC mirrors rpma_cq_get_wc: it polls up to len(wc) completions into
-// wc (ibv_poll_cq, in one crossing) and returns how many it got, or
-// rpma.ErrNoCompletion when there are none. Completions the library
-// requested for itself are absorbed.
+// GetWC mirrors rpma_cq_get_wc: it returns up to len(wc) completions in
+// wc and how many, or rpma.ErrNoCompletion when there are none: those in
+// the stash first, else those one poll (ibv_poll_cq, one crossing) finds.
+// Completions the library requested for itself are absorbed.
 func (q *CQ) GetWC(wc []WC) (int, error) {
 	const op = "cq_get_wc"
 	if q == nil {
@@ -308,85 +352,134 @@ func (q *CQ) GetWC(wc []WC) (int, error) {
 	if len(wc) == 0 {
 		return 0, errNoWCSlots
 	}
-	if !q.enter() {
+	d := q.dl
+	if d == nil {
 		return 0, errClosed(op, "CQ")
 	}
-	defer q.exit()
-	q.pmu.Lock()
-	defer q.pmu.Unlock()
-	if len(q.stash) > 0 {
-		n := copy(wc, q.stash)
-		rest := copy(q.stash, q.stash[n:])
-		q.stash = q.stash[:rest]
-		return n, nil
+	d.mu.Lock()
+	if d.closed {
+		d.mu.Unlock()
+		return 0, errClosed(op, "CQ")
 	}
-	return q.poll(op, wc)
-}
-
-// poll polls into wc and translates (pmu held).
-func (q *CQ) poll(op string, wc []WC) (int, error) {
-	raw := unsafe.Slice((*ibv.WC)(unsafe.Pointer(unsafe.SliceData(wc))), len(wc))
-	for {
-		n, err := q.cq.Poll(raw)
-		if err != nil {
-			return 0, provider(op, err)
+	if q.n == 0 {
+		if err := q.poll(op); err != nil {
+			d.mu.Unlock()
+			return 0, err
 		}
-		if n == 0 {
-			return 0, rpma.ErrNoCompletion
-		}
-		k := 0
-		for i := 0; i < n; i++ {
-			if q.translate(&wc[i]) {
-				if k != i {
-					wc[k] = wc[i]
-				}
-				k++
-			}
-		}
-		if k > 0 {
-			return k, nil
-		}
-		if n < len(wc) {
+		if q.n == 0 {
+			d.mu.Unlock()
 			return 0, rpma.ErrNoCompletion
 		}
 	}
+	n := copy(wc, q.stash[:q.n])
+	q.n = copy(q.stash, q.stash[n:q.n])
+	d.mu.Unlock()
+	return n, nil
 }
 
 var errNoWCSlots = rpma.Inval("cq_get_wc", "no room for completions (empty slice)")
 
-// reap polls what the CQ holds into the stash, for a post that found its
-// queue full: absorbed completions free their slots, the caller's wait in
-// the stash for GetWC. It reports whether there was room to poll into.
-func (q *CQ) reap() bool {
-	if q == nil {
+// poll polls what the CQ holds into the stash's free room, translating
+// (dl held); with only absorbed completions in a full batch it polls
+// again.
+func (q *CQ) poll(op string) error {
+	for {
+		room := len(q.stash) - q.n
+		if room == 0 {
+			return nil
+		}
+		got, err := q.cq.Poll(q.buf, q.n, room)
+		if err != nil {
+			return provider(op, err)
+		}
+		kept := q.accept(got)
+		if kept > 0 || got < room {
+			return nil
+		}
+	}
+}
+
+// accept translates the got completions just polled into the stash after
+// its n, keeping the caller's (dl held), and returns how many it kept.
+func (q *CQ) accept(got int) int {
+	k := q.n
+	for i := q.n; i < q.n+got; i++ {
+		if q.translate(&q.stash[i]) {
+			if k != i {
+				q.stash[k] = q.stash[i]
+			}
+			k++
+		}
+	}
+	kept := k - q.n
+	q.n = k
+	return kept
+}
+
+// Reaping: a post polls its CQ in the same crossing (ibv.Reap). Where
+// completions come quickly (rxe's loopback on 6.1 completes before the
+// post returns) the one just posted is there, and GetWC then returns it
+// without a crossing; where they come later (a wire, hardware) the reap
+// finds nothing, so after reapIdleMax empty reaps in a row only every
+// reapEvery-th post reaps, until a reap finds something again.
+const (
+	reapIdleMax = 4
+	reapEvery   = 32
+	reapMax     = 16
+)
+
+// reapRoom returns how many completions a post should reap (dl held).
+func (q *CQ) reapRoom() int {
+	room := len(q.stash) - q.n
+	if room == 0 {
+		return 0
+	}
+	if q.reapIdle >= reapIdleMax {
+		q.reapTick++
+		if q.reapTick%reapEvery != 0 {
+			return 0
+		}
+	}
+	return min(room, reapMax)
+}
+
+// reap returns where a post reaps into (dl held).
+func (q *CQ) reap() ibv.Reap {
+	return q.cq.ReapInto(q.buf, q.n, q.reapRoom())
+}
+
+// reaped accepts the got completions a post reaped (dl held).
+func (q *CQ) reaped(got int) {
+	if got == 0 {
+		if q.reapIdle < reapIdleMax {
+			q.reapIdle++
+		}
+		return
+	}
+	q.reapIdle, q.reapTick = 0, 0
+	q.accept(got)
+}
+
+// pollIntoStash polls into the stash's free room (dl held) and reports
+// whether there was any room. A poll error is left for GetWC to report.
+func (q *CQ) pollIntoStash(op string) bool {
+	if len(q.stash) == q.n {
 		return false
 	}
-	q.pmu.Lock()
-	defer q.pmu.Unlock()
-	return q.pollIntoStash("cq_reap")
+	q.poll(op)
+	return true
 }
 
 // fill polls what the CQ holds into the stash and reports whether the
 // stash holds any of the caller's completions.
 func (q *CQ) fill() bool {
-	q.pmu.Lock()
-	defer q.pmu.Unlock()
-	q.pollIntoStash("cq_wait")
-	return len(q.stash) > 0
-}
-
-// pollIntoStash polls into the stash's free room (pmu held) and reports
-// whether there was any room. A poll error is left for GetWC to report;
-// ErrNoCompletion means nothing, or only absorbed completions.
-func (q *CQ) pollIntoStash(op string) bool {
-	free := q.stash[len(q.stash):cap(q.stash)]
-	if len(free) == 0 {
+	q.dl.mu.Lock()
+	defer q.dl.mu.Unlock()
+	if q.dl.closed {
 		return false
 	}
-	if n, err := q.poll(op, free); err == nil {
-		q.stash = q.stash[:len(q.stash)+n]
-	}
-	return true
+	q.pollIntoStash("cq_wait")
+	return q.n > 0
 }
 
 // drain polls and retires whatever the CQ still holds, dropping the
@@ -396,25 +489,25 @@ func (q *CQ) drain() {
 	if q == nil || q.cq == nil {
 		return
 	}
-	q.pmu.Lock()
-	defer q.pmu.Unlock()
-	q.stash = q.stash[:0]
-	for q.pollIntoStash("cq_drain") && len(q.stash) > 0 {
-		q.stash = q.stash[:0]
+	q.dl.mu.Lock()
+	defer q.dl.mu.Unlock()
+	q.n = 0
+	for q.pollIntoStash("cq_drain") && q.n > 0 {
+		q.n = 0
 	}
 }
 
 // pending reports whether reaped completions wait in the stash.
 func (q *CQ) pending() bool {
-	q.pmu.Lock()
-	defer q.pmu.Unlock()
-	return len(q.stash) > 0
+	q.dl.mu.Lock()
+	defer q.dl.mu.Unlock()
+	return q.n > 0
 }
 
-// translate turns a polled completion into the caller's: it retires the
-// queue slots, restores the op context, converts the immediate data to
-// host order and marks the QP broken on failure. It reports whether the
-// completion is the caller's (false: absorbed).
+// translate turns a polled completion into the caller's (dl held): it
+// retires the queue slots, restores the op context, converts the
+// immediate data to host order and marks the QP broken on failure. It
+// reports whether the completion is the caller's (false: absorbed).
 func (q *CQ) translate(w *WC) bool {
 	id := w.OpContext
 	ok := w.Status == rpma.WCSuccess
@@ -429,6 +522,9 @@ func (q *CQ) translate(w *WC) bool {
 		if !ok {
 			q.sq.qp.breakWith(w.Err())
 		}
+		if sl.probe {
+			return false
+		}
 	case wrKindRQ:
 		if q.rq == nil {
 			break
@@ -442,7 +538,7 @@ func (q *CQ) translate(w *WC) bool {
 		if q.srq == nil {
 			break
 		}
-		w.OpContext = q.srq.complete(uint32(id & wrSeqMask))
+		w.OpContext = q.srq.complete(uint32(id&wrSeqMask), q.srqLocked)
 	}
 	if w.Flags&ibv.WCWithImm != 0 {
 		var b [4]byte
@@ -466,19 +562,17 @@ func (q *CQ) Resize(n int) error {
 		return errClosed(op, "CQ")
 	}
 	defer q.exit()
-	q.pmu.Lock()
-	defer q.pmu.Unlock()
-	// Posts reserve under the budget's lock: holding it across the check
-	// and the resize makes them atomic with respect to posts.
+	// Posts reserve under the data lock: holding it across the check and
+	// the resize makes them atomic with respect to posts.
+	q.dl.mu.Lock()
+	defer q.dl.mu.Unlock()
 	b := &q.budget
-	b.mu.Lock()
-	defer b.mu.Unlock()
 	// Every outstanding work request can still put a completion on the
 	// CQ (at least on error), and the unpolled ones are there already: a
 	// smaller CQ would overrun, which the provider notices only for the
 	// unpolled (rxe: EINVAL). Entries reserved for an SRQ's receives
 	// count too.
-	if used := b.used + b.reserved + int64(len(q.stash)); int64(n) < used {
+	if used := b.used + b.reserved + int64(q.n); int64(n) < used {
 		return rpma.NewError(op, rpma.CodeInval, syscall.EINVAL,
 			"size %d is below the %d completions outstanding, reserved for an SRQ's receives or not yet polled", n, used)
 	}
@@ -488,8 +582,10 @@ func (q *CQ) Resize(n int) error {
 	}
 	q.size = q.cq.CQE()
 	b.capacity = int64(q.size)
-	if cap(q.stash) < q.size {
-		q.stash = append(make([]WC, 0, q.size), q.stash...)
+	if len(q.stash) < q.size {
+		if err := q.setStash(q.size); err != nil {
+			return provider(op, err)
+		}
 	}
 	return nil
 }
@@ -516,6 +612,10 @@ func (q *CQ) close() error {
 	var errs errList
 	errs.add(provider("cq_delete", q.cq.Destroy()))
 	errs.add(provider("cq_delete", q.destroyChannel()))
+	q.dl.mu.Lock()
+	q.buf.Free()
+	q.buf, q.stash, q.n = nil, nil, 0
+	q.dl.mu.Unlock()
 	q.leak.Release()
 	return errs.err()
 }

@@ -127,6 +127,9 @@ func (e *Endpoint) NextConnReq(ctx context.Context, params *ConnParams) (*ConnRe
 		return nil, errClosed(op, "endpoint")
 	}
 	defer e.exit()
+	if err := prm.checkFor(op, e.peer); err != nil {
+		return nil, err // before waiting: the request would be rejected
+	}
 	ev, err := e.ch.next(ctx, op, "endpoint")
 	if err != nil {
 		return nil, err
@@ -150,6 +153,9 @@ func (e *Endpoint) TryNextConnReq(params *ConnParams) (*ConnReq, error) {
 		return nil, errClosed(op, "endpoint")
 	}
 	defer e.exit()
+	if err := prm.checkFor(op, e.peer); err != nil {
+		return nil, err
+	}
 	ev, got, err := e.ch.take()
 	switch {
 	case !got:

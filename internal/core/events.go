@@ -4,6 +4,7 @@ import (
 	"context"
 	"os"
 	"sync"
+	"sync/atomic"
 
 	"github.com/gorpma/rpma/internal/ibv"
 	"github.com/gorpma/rpma/rpma"
@@ -34,6 +35,8 @@ type connEvents struct {
 	queueFD int     // readable while queue is not empty
 	userFD  int     // epoll of the channel and queueFD: Conn.EventFD
 	w       *waiter // NextEvent's, on a dup of userFD: events queued without the channel (lose) wake it too
+
+	established atomic.Bool // ESTABLISHED has been read
 
 	mu        sync.Mutex
 	queue     []ibv.CMEvent // read by completion waits, not yet returned by NextEvent
@@ -103,8 +106,11 @@ func (ev *connEvents) read() (ibv.CMEvent, error) {
 	if err != nil && isAgain(err) {
 		return e, err
 	}
-	if e.Type == ibv.EventEstablished && len(e.PrivateData) > 0 && ev.pdata == nil {
-		ev.pdata = e.PrivateData
+	if e.Type == ibv.EventEstablished {
+		ev.established.Store(true)
+		if len(e.PrivateData) > 0 && ev.pdata == nil {
+			ev.pdata = e.PrivateData
+		}
 	}
 	if m, ok := mapEvent(e.Type); ok && isTerminal(m) && ev.term == rpma.ConnUndefined {
 		ev.term = m
@@ -134,6 +140,10 @@ func (ev *connEvents) lose(cause error) {
 	ev.push(ibv.CMEvent{Type: ibv.EventConnectError})
 	signalEventFD(ev.termFD)
 }
+
+// isEstablished reports whether the connection's ESTABLISHED event has
+// been read (by NextEvent or a completion wait).
+func (ev *connEvents) isEstablished() bool { return ev.established.Load() }
 
 // push queues e for NextEvent (mu held).
 func (ev *connEvents) push(e ibv.CMEvent) {
@@ -180,10 +190,10 @@ func (ev *connEvents) next(ctx context.Context, op, what string) (ibv.CMEvent, e
 		evErr  error
 		gotOne bool
 	)
-	err := ev.w.wait(ctx, false, epoch{}, func() bool {
+	_, err := ev.w.wait(ctx, false, epoch{}, tryFunc(func() bool {
 		e, gotOne, evErr = ev.take()
 		return gotOne
-	})
+	}))
 	if gotOne {
 		return e, provider(op, evErr)
 	}

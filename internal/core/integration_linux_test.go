@@ -6,7 +6,6 @@ import (
 	"bytes"
 	"context"
 	"errors"
-	"fmt"
 	"math/rand"
 	"net"
 	"os/exec"
@@ -234,7 +233,7 @@ func TestIntegrationCQOverrunBreaksConnection(t *testing.T) {
 	client, _ := testPair(t, p, ip, &prm)
 	size := client.CQ().Size()
 	for i := 0; i < size+8; i++ {
-		errno := client.q.qp.PostSend(0, ibv.OpRDMAWrite, ibv.SendSignaled, 0, 0, 0, 0, 0, 0)
+		errno, _ := client.q.qp.PostSend(0, ibv.OpRDMAWrite, ibv.SendSignaled, 0, 0, 0, 0, 0, 0, ibv.Reap{})
 		require.Zero(t, errno, "raw post %d", i)
 	}
 	deadline := time.Now().Add(20 * time.Second)
@@ -318,84 +317,93 @@ func TestIntegrationLinkDownAndUp(t *testing.T) {
 	require.Equal(t, uint64(7), wc.OpContext)
 }
 
-// bigRegions registers n bytes on each side for slow, large writes: a
-// send queue full of them stays full for milliseconds under TCG.
-func bigRegions(t *testing.T, p *Peer, server *Conn, n int) (*MR, *RemoteMR, []byte) {
-	src := mmapped(t, n)
-	dst := mmapped(t, n)
-	lm, err := RegMR(p, src, UsageWriteSrc)
-	require.NoError(t, err)
-	t.Cleanup(func() { lm.Close() })
-	rm, err := RegMR(p, dst, UsageWriteDst)
-	require.NoError(t, err)
-	t.Cleanup(func() { rm.Close() })
-	d := rm.Descriptor()
-	r, err := RemoteFromDescriptor(d[:])
-	require.NoError(t, err)
-	return lm, r, dst
+// stalledPair connects two connections whose server posts no receive:
+// the client's sends meet receiver-not-ready and retry for ever (an RNR
+// retry count of 7), so everything the client posts after one waits in
+// its send queue, and the provider's queue can be filled for certain.
+// The server can take n receives (its RQSize and CQ).
+func stalledPair(t *testing.T, p *Peer, ip string, n int) (client, server *Conn) {
+	prm := DefaultConnParams()
+	prm.SQSize, prm.CQSize = 64, 64
+	prm.RQSize, prm.RCQSize = n, n
+	return testPair(t, p, ip, &prm)
 }
 
-// fillProvider posts large unsignaled writes straight to the QP, past the
-// library's accounting, until the provider refuses one; it returns how
-// many it took.
-func fillProvider(t *testing.T, c *Conn, lm *MR, rm *RemoteMR, n int) int {
-	for k := 0; ; k++ {
-		errno := c.q.qp.PostSend(0, ibv.OpRDMAWrite, 0, lm.addr, uint32(n), lm.lkey, rm.raddr, rm.rkey, 0)
-		if errno != 0 {
+// stall posts zero-byte unsignaled sends straight to the client's QP,
+// past the library's accounting, until the provider refuses one (or max
+// are posted); it returns how many it posted.
+func stall(t *testing.T, c *Conn, max int) int {
+	for k := 0; k < max; k++ {
+		if errno, _ := c.q.qp.PostSend(0, ibv.OpSend, 0, 0, 0, 0, 0, 0, 0, ibv.Reap{}); errno != 0 {
 			require.Equal(t, syscall.ENOMEM, errno, "ibv_post_send on a full queue")
 			return k
 		}
-		require.Less(t, k, 1<<12, "the provider never refused")
+	}
+	return max
+}
+
+// unstall lets k stalled sends through (the server posts k receives),
+// then waits until the client's queue has drained: a signaled zero-byte
+// write completes after everything before it. It drains the server's
+// receive CQ.
+func unstall(t *testing.T, client, server *Conn, k int) {
+	for i := 0; i < k; i++ {
+		require.NoError(t, server.Recv(nil, 0, 0, uint64(i)))
+	}
+	ctx := testCtx(t)
+	for {
+		err := client.Write(nil, 0, nil, 0, 0, rpma.CompletionAlways, 3)
+		if err == nil {
+			break
+		}
+		require.ErrorIs(t, err, rpma.ErrQueueFull)
+		require.NoError(t, ctx.Err(), "the send queue never drained")
+		time.Sleep(time.Millisecond)
+	}
+	wc := waitOne(t, client.CQ())
+	require.NoError(t, wc.Err())
+	for got := 0; got < k; got++ {
+		wc := waitOne(t, server.RCQ())
+		require.NoError(t, wc.Err())
 	}
 }
 
-// TestIntegrationProviderQueueFull: when the provider's queue is full
-// although the library's accounting has room (here: filled past it), the
-// provider's errno becomes rpma.ErrQueueFull on both post paths: ENOMEM
-// from ibv_post_send (writes, the emulated atomic write) and ENOSPC from
-// the extended API's ibv_wr_complete (the native atomic write, 6.2+).
+// TestIntegrationProviderQueueFull: when the provider's send queue is
+// full although the library's accounting has room (filled past it here),
+// the provider's errno becomes rpma.ErrQueueFull on both post paths:
+// ENOMEM from ibv_post_send (writes, the emulated atomic write) and
+// ENOSPC from the extended API's ibv_wr_complete (the native atomic
+// write, Linux 6.2+), with nothing posted and the connection intact.
 func TestIntegrationProviderQueueFull(t *testing.T) {
 	p, ip := testPeer(t)
-	prm := DefaultConnParams()
-	prm.SQSize, prm.CQSize = 64, 64
-	client, server := testPair(t, p, ip, &prm)
-	const n = 1 << 20
-	lm, rm, _ := bigRegions(t, p, server, n)
-	paths := map[string]func() error{
-		"ibv_post_send (Write)": func() error {
-			return client.Write(rm, 0, lm, 0, 8, rpma.CompletionAlways, 1)
-		},
-		"AtomicWrite": func() error { return client.AtomicWrite(rm, 0, [8]byte{1}, rpma.CompletionAlways, 2) },
+	client, server := stalledPair(t, p, ip, 1024)
+	dst := mmapped(t, 4096)
+	rm, err := RegMR(p, dst, UsageWriteDst)
+	require.NoError(t, err)
+	defer func() { require.NoError(t, rm.Close()) }()
+	d := rm.Descriptor()
+	remote, err := RemoteFromDescriptor(d[:])
+	require.NoError(t, err)
+	paths := []struct {
+		name string
+		post func() error
+	}{
+		{"Write (ibv_post_send)", func() error { return client.Write(nil, 0, nil, 0, 0, rpma.CompletionAlways, 1) }},
+		{"AtomicWrite", func() error { return client.AtomicWrite(remote, 0, [8]byte{1}, rpma.CompletionAlways, 2) }},
 	}
-	t.Logf("native atomic write: %v (the extended API's path: %v)", client.NativeAtomicWrite(), client.NativeAtomicWrite())
-	for name, post := range paths {
-		full := 0
-		for attempt := 0; attempt < 20 && full == 0; attempt++ {
-			fillProvider(t, client, lm, rm, n)
-			err := post()
-			switch {
-			case errors.Is(err, rpma.ErrQueueFull):
-				full++
-				require.NoError(t, client.Broken(), "a full queue does not break the connection")
-			case err == nil: // the provider had drained a slot already
-				waitOne(t, client.CQ())
-			default:
-				t.Fatalf("%s on a full provider queue: %v", name, err)
-			}
-			// Let the queue drain: a signaled zero-byte write completes
-			// after everything before it.
-			for {
-				err := client.Write(nil, 0, nil, 0, 0, rpma.CompletionAlways, 3)
-				if err == nil {
-					break
-				}
-				require.ErrorIs(t, err, rpma.ErrQueueFull)
-				time.Sleep(time.Millisecond)
-			}
-			waitOne(t, client.CQ())
-		}
-		require.Positive(t, full, "%s: the provider's refusal was never seen", name)
+	t.Logf("native atomic write (the extended API's path): %v", client.NativeAtomicWrite())
+	for _, path := range paths {
+		k := stall(t, client, 1000)
+		require.Less(t, k, 1000, "the provider never refused")
+		before := client.q.sq.outstanding()
+		err := path.post()
+		require.ErrorIs(t, err, rpma.ErrQueueFull, "%s on a full provider queue", path.name)
+		require.Equal(t, before, client.q.sq.outstanding(), "%s: nothing kept", path.name)
+		require.NoError(t, client.Broken(), "a full queue does not break the connection")
+		t.Logf("%s: the provider's queue took %d, then %v", path.name, k, err)
+		unstall(t, client, server, k)
 	}
+	require.Equal(t, make([]byte, 8), dst[:8], "the refused atomic write wrote nothing")
 }
 
 // TestIntegrationChainPartlyPosted: when the provider accepts a
@@ -404,60 +412,37 @@ func TestIntegrationProviderQueueFull(t *testing.T) {
 // and rolls back only the flush, and the written bytes arrive.
 func TestIntegrationChainPartlyPosted(t *testing.T) {
 	p, ip := testPeer(t)
-	prm := DefaultConnParams()
-	prm.SQSize, prm.CQSize = 64, 64
-	client, server := testPair(t, p, ip, &prm)
+	client, server := stalledPair(t, p, ip, 1024)
 	if client.NativeFlush() {
-		t.Log("native flush: the extended API posts a chain all or nothing; nothing to test")
+		t.Log("native flush: the extended API posts a chain all or nothing")
+	}
+	src, dst := mmapped(t, 4096), mmapped(t, 4096)
+	lm, err := RegMR(p, src, UsageWriteSrc)
+	require.NoError(t, err)
+	defer func() { require.NoError(t, lm.Close()) }()
+	rmr, err := RegMR(p, dst, UsageWriteDst|UsageFlushVisibility)
+	require.NoError(t, err)
+	defer func() { require.NoError(t, rmr.Close()) }()
+	d := rmr.Descriptor()
+	rm, err := RemoteFromDescriptor(d[:])
+	require.NoError(t, err)
+
+	depth := stall(t, client, 1000)
+	unstall(t, client, server, depth)
+	require.Equal(t, depth-1, stall(t, client, depth-1), "one slot left")
+	marker := []byte("the write of a half-posted chain")
+	copy(src, marker)
+	before := client.q.sq.outstanding()
+	err = client.WriteAndFlush(rm, 0, lm, 0, len(marker), rpma.FlushVisibility, rpma.CompletionAlways, 4)
+	require.ErrorIs(t, err, rpma.ErrQueueFull)
+	if client.NativeFlush() {
+		require.Equal(t, before, client.q.sq.outstanding(), "all or nothing")
+		unstall(t, client, server, depth-1)
 		return
 	}
-	const n = 1 << 20
-	lm, rm, dst := bigRegions(t, p, server, n)
-	rm.usage |= UsageFlushVisibility // the emulated flush reads the written region
-	src := lm.buf
-	cap0 := fillProvider(t, client, lm, rm, n)
-	drain := func() {
-		for {
-			err := client.Write(nil, 0, nil, 0, 0, rpma.CompletionAlways, 3)
-			if err == nil {
-				break
-			}
-			require.ErrorIs(t, err, rpma.ErrQueueFull)
-			time.Sleep(time.Millisecond)
-		}
-		waitOne(t, client.CQ())
-	}
-	drain()
-	partial := false
-	for attempt := 0; attempt < 30 && !partial; attempt++ {
-		marker := []byte(fmt.Sprintf("chain attempt %02d", attempt))
-		copy(src[n-64:], marker)
-		// Leave one slot: the provider's depth minus one.
-		for k := 0; k < cap0-1; k++ {
-			if errno := client.q.qp.PostSend(0, ibv.OpRDMAWrite, 0, lm.addr, uint32(n-64), lm.lkey, rm.raddr, rm.rkey, 0); errno != 0 {
-				break
-			}
-		}
-		before := client.q.sq.outstanding()
-		err := client.WriteAndFlush(rm, n-64, lm, n-64, len(marker), rpma.FlushVisibility, rpma.CompletionAlways, 4)
-		after := client.q.sq.outstanding()
-		switch {
-		case errors.Is(err, rpma.ErrQueueFull) && after == before+1:
-			partial = true
-			drain()
-			require.Equal(t, marker, dst[n-64:n-64+len(marker)], "the accepted write reached the other side")
-			t.Logf("attempt %d: the write was posted, the flush refused", attempt)
-		case errors.Is(err, rpma.ErrQueueFull):
-			require.Equal(t, before, after, "nothing posted: nothing kept")
-			drain()
-		case err == nil:
-			waitOne(t, client.CQ())
-			drain()
-		default:
-			t.Fatalf("WriteAndFlush: %v", err)
-		}
-	}
-	require.True(t, partial, "a chain half posted was never seen")
+	require.Equal(t, before+1, client.q.sq.outstanding(), "the posted write keeps its slot, the flush's is rolled back")
+	unstall(t, client, server, depth-1)
+	require.Equal(t, marker, dst[:len(marker)], "the accepted write reached the other side")
 	require.NoError(t, client.Broken())
 }
 
@@ -474,20 +459,28 @@ func TestIntegrationResizeWhilePosting(t *testing.T) {
 	stop := make(chan struct{})
 	posted := make(chan error, 1)
 	go func() {
+		// Bursts of posts, then a full drain: the outstanding count
+		// sweeps from 0 to the CQ's size and back.
+		rng := rand.New(rand.NewSource(4))
 		wcs := make([]WC, 16)
 		for {
-			select {
-			case <-stop:
-				posted <- nil
-				return
-			default:
+			for burst := rng.Intn(64); burst > 0; burst-- {
+				select {
+				case <-stop:
+					posted <- nil
+					return
+				default:
+				}
+				err := client.Write(nil, 0, nil, 0, 0, rpma.CompletionAlways, 1)
+				if errors.Is(err, rpma.ErrQueueFull) {
+					break
+				}
+				if err != nil {
+					posted <- err
+					return
+				}
 			}
-			err := client.Write(nil, 0, nil, 0, 0, rpma.CompletionAlways, 1)
-			if err != nil && !errors.Is(err, rpma.ErrQueueFull) {
-				posted <- err
-				return
-			}
-			if err != nil {
+			for client.q.sq.outstanding() > 0 {
 				if _, err := q.GetWC(wcs); err != nil && !errors.Is(err, rpma.ErrNoCompletion) {
 					posted <- err
 					return
@@ -514,5 +507,145 @@ func TestIntegrationResizeWhilePosting(t *testing.T) {
 	require.NoError(t, <-posted)
 	t.Logf("300 resizes under posts: %d done, %d refused", ok, refused)
 	require.Positive(t, ok)
+	require.NoError(t, client.Broken())
+}
+
+// silence makes c's side of a connection vanish without a word: its QP
+// goes to the error state, where rxe drops what arrives without answering
+// (no ACK, no NAK), as a host that lost power would. The other side's
+// requests then retry (for ever, with a retry count of 7 on rxe).
+func silence(t *testing.T, c *Conn) {
+	require.NoError(t, c.q.qp.ToError())
+}
+
+// requireLost checks that c was reported lost for its peer timeout: posts,
+// waits and NextEvent all say so.
+func requireLost(t *testing.T, c *Conn) {
+	t.Helper()
+	err := c.Write(nil, 0, nil, 0, 0, rpma.CompletionAlways, 99)
+	require.ErrorIs(t, err, rpma.ErrConnBroken)
+	require.ErrorIs(t, err, rpma.ErrPeerTimeout)
+	ev, err := c.NextEvent(testCtx(t))
+	require.NoError(t, err)
+	require.Equal(t, rpma.ConnLost, ev)
+}
+
+// TestIntegrationPeerTimeoutBusy: with requests outstanding to a silent
+// peer, a connection with PeerTimeout D reports itself lost within
+// 1.25 × D of the last completion (plus TCG's scheduling): the blocked
+// wait ends with LOST caused by ErrPeerTimeout, the outstanding write
+// completes with a flush error, posts fail. Without a PeerTimeout the
+// same connection would wait for ever (rxe retries for ever).
+func TestIntegrationPeerTimeoutBusy(t *testing.T) {
+	const d = 2 * time.Second
+	p, ip := testPeer(t)
+	prm := DefaultConnParams()
+	prm.PeerTimeout = d
+	client, server := testPair(t, p, ip, &prm)
+	// Alive: a stream of writes for 2 × D is never declared dead.
+	start := time.Now()
+	for i := 0; time.Since(start) < 2*d; i++ {
+		require.NoError(t, client.Write(nil, 0, nil, 0, 0, rpma.CompletionAlways, uint64(i)))
+		wc := waitOne(t, client.CQ())
+		require.NoError(t, wc.Err())
+	}
+	require.NoError(t, client.Broken(), "an answering peer is not dead")
+
+	silence(t, server)
+	sent := time.Now()
+	require.NoError(t, client.Write(nil, 0, nil, 0, 0, rpma.CompletionAlways, 7))
+	ctx := testCtx(t)
+	var wc WC
+	var wcs [1]WC
+	var werr error
+	for {
+		n, err := client.CQ().GetWC(wcs[:])
+		if n == 1 {
+			wc = wcs[0]
+			break
+		}
+		require.ErrorIs(t, err, rpma.ErrNoCompletion)
+		if werr = client.CQ().Wait(ctx); werr != nil {
+			break
+		}
+	}
+	took := time.Since(sent)
+	t.Logf("lost after %v (PeerTimeout %v): wait %v, completion %v", took, d, werr, wc.Err())
+	if werr != nil {
+		var cerr *rpma.ConnEventError
+		require.ErrorAs(t, werr, &cerr)
+		require.Equal(t, rpma.ConnLost, cerr.Event)
+		require.ErrorIs(t, werr, rpma.ErrPeerTimeout)
+		wc = waitOne(t, client.CQ()) // the flushed write
+	}
+	require.Equal(t, uint64(7), wc.OpContext)
+	require.ErrorIs(t, wc.Err(), rpma.ErrWRFlushed)
+	require.GreaterOrEqual(t, took, d, "not before D")
+	require.Less(t, took, d*5/4+3*time.Second, "within 1.25 × D and a margin for TCG")
+	requireLost(t, client)
+}
+
+// TestIntegrationPeerTimeoutIdle: an idle connection with PeerTimeout D
+// is probed; alive, it stays up (the probes never reach the caller's
+// CQ); once the peer is silent, on either side, it is reported lost
+// within 1.5 × D.
+func TestIntegrationPeerTimeoutIdle(t *testing.T) {
+	const d = 2 * time.Second
+	for _, side := range []string{"client", "server"} {
+		t.Run(side, func(t *testing.T) {
+			p, ip := testPeer(t)
+			prm := DefaultConnParams()
+			prm.PeerTimeout = d
+			client, server := testPair(t, p, ip, &prm)
+			watcher, victim := client, server
+			if side == "server" {
+				watcher, victim = server, client
+			}
+			time.Sleep(3 * d) // idle and answered: probes come and go
+			require.NoError(t, watcher.Broken())
+			var wcs [4]WC
+			_, err := watcher.CQ().GetWC(wcs[:])
+			require.ErrorIs(t, err, rpma.ErrNoCompletion, "the probes' completions are the library's")
+
+			silence(t, victim)
+			sent := time.Now()
+			ctx := testCtx(t)
+			// Waits wake when a probe completes (spuriously: nothing of
+			// the caller's to poll), until the connection is lost.
+			for err = watcher.CQ().Wait(ctx); err == nil; err = watcher.CQ().Wait(ctx) {
+				_, perr := watcher.CQ().GetWC(wcs[:])
+				require.ErrorIs(t, perr, rpma.ErrNoCompletion)
+			}
+			took := time.Since(sent)
+			t.Logf("idle %s: lost after %v (PeerTimeout %v): %v", side, took, d, err)
+			require.ErrorIs(t, err, rpma.ErrPeerTimeout)
+			require.Less(t, took, d*3/2+3*time.Second, "within 1.5 × D and a margin for TCG")
+			requireLost(t, watcher)
+			_, err = watcher.CQ().GetWC(wcs[:])
+			require.ErrorIs(t, err, rpma.ErrNoCompletion, "the probe's flushed completion is the library's too")
+		})
+	}
+}
+
+// TestIntegrationNoPeerTimeoutWaitsForEver is the control of the two
+// above: without a PeerTimeout (librpma's behaviour), a write to a silent
+// peer neither completes nor fails within 3 × 2 s, and the connection is
+// not broken: rxe retries for ever.
+func TestIntegrationNoPeerTimeoutWaitsForEver(t *testing.T) {
+	p, ip := testPeer(t)
+	client, server := testPair(t, p, ip, nil)
+	silence(t, server)
+	require.NoError(t, client.Write(nil, 0, nil, 0, 0, rpma.CompletionAlways, 7))
+	ctx, cancel := context.WithTimeout(context.Background(), 6*time.Second)
+	defer cancel()
+	var wcs [1]WC
+	for {
+		_, err := client.CQ().GetWC(wcs[:])
+		require.ErrorIs(t, err, rpma.ErrNoCompletion, "no completion comes")
+		if err := client.CQ().Wait(ctx); err != nil {
+			require.ErrorIs(t, err, context.DeadlineExceeded)
+			break
+		}
+	}
 	require.NoError(t, client.Broken())
 }

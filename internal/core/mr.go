@@ -15,17 +15,26 @@ import (
 
 // Usage bits of a memory region (RPMA_MR_USAGE_*).
 const (
-	UsageReadSrc            = 1 << 0
-	UsageReadDst            = 1 << 1
-	UsageWriteSrc           = 1 << 2
-	UsageWriteDst           = 1 << 3
-	UsageFlushVisibility    = 1 << 4
-	UsageFlushPersistent    = 1 << 5
-	UsageSend               = 1 << 6
-	UsageRecv               = 1 << 7
-	usageAll                = 0xff
-	usageFlushAny           = UsageFlushVisibility | UsageFlushPersistent
-	DescriptorSize          = 2*8 + 4 + 1 // RPMA_MR_DESC_SIZE
+	UsageReadSrc         = 1 << 0
+	UsageReadDst         = 1 << 1
+	UsageWriteSrc        = 1 << 2
+	UsageWriteDst        = 1 << 3
+	UsageFlushVisibility = 1 << 4
+	UsageFlushPersistent = 1 << 5
+	UsageSend            = 1 << 6
+	UsageRecv            = 1 << 7
+	// UsageAtomicDst is this module's own (librpma has no atomics): the
+	// target of the other side's CompareAndSwap and FetchAndAdd
+	// (IBV_ACCESS_REMOTE_ATOMIC). It does not fit the descriptor's usage
+	// byte: ExtendedDescriptor carries it.
+	UsageAtomicDst = 1 << 8
+	usageLibrpma   = 0xff
+	usageAll       = usageLibrpma | UsageAtomicDst
+	usageFlushAny  = UsageFlushVisibility | UsageFlushPersistent
+	DescriptorSize = 2*8 + 4 + 1 // RPMA_MR_DESC_SIZE
+	// ExtendedDescriptorSize: the 21 bytes of librpma's descriptor and
+	// one of this module's usage bits (usage >> 8).
+	ExtendedDescriptorSize  = DescriptorSize + 1
 	msgNoODPForRegistration = "the device has no On-Demand Paging, which this memory needs (FsDAX memory cannot be pinned: it needs ODP)"
 	msgMemlock              = "registering %d bytes pins them, and pinned memory counts against the locked-memory limit " +
 		"(RLIMIT_MEMLOCK, %d bytes for this process) unless the process has CAP_IPC_LOCK: raise the limit " +
@@ -69,6 +78,10 @@ func UsageToAccess(usage int, nativeFlush, iwarp bool) int {
 	if usage&UsageRecv != 0 {
 		access |= ibv.AccessLocalWrite
 	}
+	if usage&UsageAtomicDst != 0 {
+		// A remote atomic writes the word, hence local write too.
+		access |= ibv.AccessRemoteAtomic | ibv.AccessLocalWrite
+	}
 	// UsageSend needs no access flag.
 	return access
 }
@@ -104,7 +117,7 @@ func RegMR(p *Peer, b []byte, usage int) (*MR, error) {
 		return nil, rpma.Inval(op, "empty memory")
 	}
 	if usage == 0 || usage&^usageAll != 0 {
-		return nil, rpma.Inval(op, "usage 0x%x: must be non-zero and only RPMA_MR_USAGE_* bits", usage)
+		return nil, rpma.Inval(op, "usage 0x%x: must be non-zero and only RPMA_MR_USAGE_* bits or mr.UsageAtomicDst", usage)
 	}
 	if err := p.acquire(op); err != nil {
 		return nil, err
@@ -227,6 +240,25 @@ func descriptor(addr, size uint64, rkey uint32, usage int) [DescriptorSize]byte 
 	return d
 }
 
+// ExtendedDescriptor is Descriptor followed by one byte of this module's
+// own usage bits (UsageAtomicDst): 22 bytes, of which the first 21 are
+// librpma's descriptor (a C librpma peer reads them and ignores the rest).
+func (m *MR) ExtendedDescriptor() [ExtendedDescriptorSize]byte {
+	if m == nil {
+		return [ExtendedDescriptorSize]byte{}
+	}
+	return extendedDescriptor(m.Descriptor(), m.usage)
+}
+
+// extendedDescriptor appends usage's bits above the first byte to the
+// descriptor base.
+func extendedDescriptor(base [DescriptorSize]byte, usage int) [ExtendedDescriptorSize]byte {
+	var d [ExtendedDescriptorSize]byte
+	copy(d[:], base[:])
+	d[DescriptorSize] = uint8(usage >> 8)
+	return d
+}
+
 // Advise mirrors rpma_mr_advise (ibv_advise_mr).
 func (m *MR) Advise(off, n int, advice int, flags uint32) error {
 	const op = "mr_advise"
@@ -312,6 +344,29 @@ func RemoteFromDescriptor(desc []byte) (*RemoteMR, error) {
 	}, nil
 }
 
+// RemoteFromExtendedDescriptor decodes ExtendedDescriptor's 22 bytes
+// (bytes after them are ignored).
+func RemoteFromExtendedDescriptor(desc []byte) (*RemoteMR, error) {
+	const op = "mr_remote_from_extended_descriptor"
+	if len(desc) < ExtendedDescriptorSize {
+		return nil, rpma.Inval(op, "extended descriptor of %d bytes, need %d", len(desc), ExtendedDescriptorSize)
+	}
+	ext := int(desc[DescriptorSize]) << 8
+	if ext&^usageAll != 0 {
+		return nil, rpma.Inval(op, "unknown usage bits 0x%x", ext&^usageAll)
+	}
+	usage := int(desc[20]) | ext
+	if usage == 0 {
+		return nil, rpma.Inval(op, "usage type of memory is not set")
+	}
+	return &RemoteMR{
+		raddr: binary.LittleEndian.Uint64(desc[0:]),
+		size:  binary.LittleEndian.Uint64(desc[8:]),
+		rkey:  binary.LittleEndian.Uint32(desc[16:]),
+		usage: usage,
+	}, nil
+}
+
 // Size mirrors rpma_mr_remote_get_size.
 func (r *RemoteMR) Size() uint64 {
 	if r == nil {
@@ -360,4 +415,14 @@ func (r *RemoteMR) Descriptor() [DescriptorSize]byte {
 		return [DescriptorSize]byte{}
 	}
 	return descriptor(r.raddr, r.size, r.rkey, r.usage)
+}
+
+// ExtendedDescriptor returns the extended descriptor of r (the one
+// RemoteFromExtendedDescriptor decodes): Descriptor and the usage bits
+// above its first byte; all zeros for a nil r.
+func (r *RemoteMR) ExtendedDescriptor() [ExtendedDescriptorSize]byte {
+	if r == nil {
+		return [ExtendedDescriptorSize]byte{}
+	}
+	return extendedDescriptor(r.Descriptor(), r.usage)
 }

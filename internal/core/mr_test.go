@@ -16,6 +16,7 @@ func TestUsageToAccess(t *testing.T) {
 		rr = ibv.AccessRemoteRead
 		fg = ibv.AccessFlushGlobal
 		fp = ibv.AccessFlushPersistent
+		ra = ibv.AccessRemoteAtomic
 	)
 	for _, tc := range []struct {
 		usage              int
@@ -36,7 +37,9 @@ func TestUsageToAccess(t *testing.T) {
 		{UsageSend, false, false, 0},
 		{UsageRecv, false, false, lw},
 		{UsageWriteDst | UsageReadSrc | UsageFlushVisibility, false, false, rw | lw | rr},
-		{usageAll, false, true, lw | rw | rr},
+		{UsageAtomicDst, false, false, ra | lw}, // this module's own
+		{usageLibrpma, false, true, lw | rw | rr},
+		{usageAll, false, true, lw | rw | rr | ra},
 	} {
 		require.Equal(t, tc.want, UsageToAccess(tc.usage, tc.nativeFlush, tc.iwarp), "%+v", tc)
 	}
@@ -59,32 +62,45 @@ func TestSignalRule(t *testing.T) {
 }
 
 // TestWorkQueueAccounting: slots are taken on post and retired up to the
-// completed sequence number, with the CQ budget following.
+// completed sequence number, with the CQ budget following; the ring is a
+// power of two whatever the depth.
 func TestWorkQueueAccounting(t *testing.T) {
-	c := &CQ{}
+	c := &CQ{} // no stash: a full queue has nothing to poll
 	c.budget.capacity = 5
 	q := newWorkQueue(4, c, &qpState{}, errSQFull)
+	require.Len(t, q.ring, 4)
 	for i := 0; i < 4; i++ {
-		s, err := q.tryReserve(1)
+		s, err := q.reserve(1)
 		require.NoError(t, err)
+		require.Equal(t, uint64(i), s)
 		q.set(s, uint64(100+i), i == 3)
-		q.commit(s + 1)
 	}
-	_, err := q.tryReserve(1)
+	_, err := q.reserve(1)
 	require.ErrorIs(t, err, errSQFull)
-	require.Equal(t, int64(4), c.budget.outstanding())
+	require.Equal(t, int64(4), c.budget.used)
 	sl := q.complete(3) // the signaled one retires all four
 	require.Equal(t, wrSlot{ctx: 103, user: true}, sl)
 	require.Zero(t, q.outstanding())
-	require.Zero(t, c.budget.outstanding())
+	require.Zero(t, c.budget.used)
+
+	// A rolled-back post gives its slot and its budget back.
+	s, err := q.reserve(2)
+	require.NoError(t, err)
+	q.rollback(s+1, 1, 0)
+	require.Equal(t, 1, q.outstanding())
+	require.Equal(t, int64(1), c.budget.used)
+	q.complete(s)
 
 	// The CQ budget fills before a deeper queue.
 	q2 := newWorkQueue(16, c, &qpState{}, errSQFull)
 	for i := 0; i < 5; i++ {
-		s, err := q2.tryReserve(1)
+		_, err := q2.reserve(1)
 		require.NoError(t, err)
-		q2.commit(s + 1)
 	}
-	_, err = q2.tryReserve(1)
+	_, err = q2.reserve(1)
 	require.ErrorIs(t, err, errCQFull)
+
+	for depth, ring := range map[int]int{1: 1, 2: 2, 3: 4, 10: 16, 16: 16, 17: 32} {
+		require.Len(t, newWorkQueue(depth, c, &qpState{}, errSQFull).ring, ring, "depth %d", depth)
+	}
 }

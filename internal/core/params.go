@@ -20,6 +20,7 @@ type ConnParams struct {
 	SharedCompChannel bool
 	RetryCount        int
 	RNRRetryCount     int
+	PeerTimeout       time.Duration
 	SRQ               *SRQ
 }
 
@@ -34,8 +35,12 @@ const (
 	DefaultRNRRetryCount = 7
 
 	MaxRetryCount = 7 // a 3-bit field on the wire
-	MaxTimeout    = time.Duration(math.MaxInt32) * time.Millisecond
-	MaxQueueSize  = math.MaxInt32
+
+	// The range of a PeerTimeout that is not 0 (off).
+	MinPeerTimeout = 100 * time.Millisecond
+	MaxPeerTimeout = time.Hour
+	MaxTimeout     = time.Duration(math.MaxInt32) * time.Millisecond
+	MaxQueueSize   = math.MaxInt32
 
 	// MaxConnectPrivateData is what rdma_cm (RDMA_PS_TCP over IB CM) carries
 	// in a connect request: 92 bytes less its 36-byte header.
@@ -87,8 +92,19 @@ func (p *ConnParams) Validate(op string) error {
 		return rpma.Inval(op, "RetryCount %d out of range [0, %d]", p.RetryCount, MaxRetryCount)
 	case p.RNRRetryCount < 0 || p.RNRRetryCount > MaxRetryCount:
 		return rpma.Inval(op, "RNRRetryCount %d out of range [0, %d]", p.RNRRetryCount, MaxRetryCount)
+	case p.PeerTimeout != 0 && (p.PeerTimeout < MinPeerTimeout || p.PeerTimeout > MaxPeerTimeout):
+		return rpma.Inval(op, "PeerTimeout %v out of range [%v, %v] (0: off)", p.PeerTimeout, MinPeerTimeout, MaxPeerTimeout)
 	}
 	return nil
+}
+
+// probeSlots is the send-queue slot and the CQ entry the liveness probe
+// of a connection with a PeerTimeout keeps for itself (see liveness.go).
+func (p *ConnParams) probeSlots() int {
+	if p.PeerTimeout > 0 {
+		return 1
+	}
+	return 0
 }
 
 // checkDevice checks the sizes against the device's limits, so that a size
@@ -97,12 +113,12 @@ func (p *ConnParams) Validate(op string) error {
 func (p *ConnParams) checkDevice(op string, peer *Peer) error {
 	a := &peer.attr
 	switch {
-	case a.MaxCQE > 0 && p.CQSize > a.MaxCQE:
-		return rpma.Inval(op, "CQSize %d exceeds the device's max_cqe %d", p.CQSize, a.MaxCQE)
+	case a.MaxCQE > 0 && p.CQSize+p.probeSlots() > a.MaxCQE:
+		return rpma.Inval(op, "CQSize %d (+%d for the liveness probe) exceeds the device's max_cqe %d", p.CQSize, p.probeSlots(), a.MaxCQE)
 	case a.MaxCQE > 0 && p.RCQSize > a.MaxCQE:
 		return rpma.Inval(op, "RCQSize %d exceeds the device's max_cqe %d", p.RCQSize, a.MaxCQE)
-	case a.MaxQPWR > 0 && p.SQSize > a.MaxQPWR:
-		return rpma.Inval(op, "SQSize %d exceeds the device's max_qp_wr %d", p.SQSize, a.MaxQPWR)
+	case a.MaxQPWR > 0 && p.SQSize+p.probeSlots() > a.MaxQPWR:
+		return rpma.Inval(op, "SQSize %d (+%d for the liveness probe) exceeds the device's max_qp_wr %d", p.SQSize, p.probeSlots(), a.MaxQPWR)
 	case a.MaxQPWR > 0 && p.RQSize > a.MaxQPWR:
 		return rpma.Inval(op, "RQSize %d exceeds the device's max_qp_wr %d", p.RQSize, a.MaxQPWR)
 	}

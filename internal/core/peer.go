@@ -23,6 +23,7 @@ type Peer struct {
 	nativeFlush       bool
 	odp               bool
 	iwarp             bool
+	atomicCap         int // ibv.AtomicNone, AtomicHCA or AtomicGlob
 
 	// children counts the open objects that use the PD or the peer:
 	// endpoints, connection requests, connections, memory regions and
@@ -60,6 +61,7 @@ func NewPeer(dev *Device) (*Peer, error) {
 		nativeAtomicWrite: attr.NativeAtomicWrite(),
 		nativeFlush:       attr.NativeFlush() && ibv.HaveWRFlush,
 		odp:               attr.ODP(),
+		atomicCap:         attr.AtomicCap,
 		iwarp:             dev.ctx.IsIWARP(),
 	}
 	if !p.nativeAtomicWrite {

@@ -2,6 +2,7 @@ package core
 
 import (
 	"fmt"
+	"math/bits"
 	"sync"
 	"sync/atomic"
 
@@ -34,45 +35,41 @@ var (
 	errCQFull  = fmt.Errorf("completion queue would overrun: poll it before posting more: %w", rpma.ErrQueueFull)
 )
 
+// dataLock is the data-path lock of a connection (and its request) or of
+// an SRQ: posts, polls, the stash and every counter of the accounting
+// below (the queues, the CQ budgets) are under it, as plain fields. It is
+// the only lock a post or a poll takes.
+type dataLock struct {
+	mu     sync.Mutex
+	closed bool // set by Close, under mu: posts and polls refuse from then on
+}
+
 // cqBudget guards a CQ against overrun: every work request that can put
 // a completion on the CQ (all of them can, on error) holds one entry from
-// its post until the completion that retires it is polled. Its lock is
-// the innermost of the library's (nothing is locked under it but a
-// resize), so CQ.Resize can hold it across the check and the resize,
-// atomically with respect to posts.
+// its post until the completion that retires it is polled. It is under
+// the CQ's data lock; CQ.Resize holds that lock across its check and the
+// resize, atomically with respect to posts.
 type cqBudget struct {
-	mu       sync.Mutex
 	capacity int64
 	used     int64
 	reserved int64 // entries kept for receives no post can account for (an SRQ's)
 }
 
-func (b *cqBudget) reserve(n int64) bool {
-	if b == nil {
-		return true
-	}
-	b.mu.Lock()
-	ok := b.used+n <= b.capacity-b.reserved
-	if ok {
+// fits reports whether n more entries fit (b may be nil: no CQ to guard).
+func (b *cqBudget) fits(n int64) bool {
+	return b == nil || b.used+n <= b.capacity-b.reserved
+}
+
+func (b *cqBudget) take(n int64) {
+	if b != nil {
 		b.used += n
 	}
-	b.mu.Unlock()
-	return ok
 }
 
 func (b *cqBudget) release(n int64) {
-	if b != nil && n > 0 {
-		b.mu.Lock()
+	if b != nil {
 		b.used -= n
-		b.mu.Unlock()
 	}
-}
-
-// outstanding returns the entries held.
-func (b *cqBudget) outstanding() int64 {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.used
 }
 
 // qpState is what the send and receive queues of one QP share: whether
@@ -89,7 +86,7 @@ func (e *brokenError) Error() string {
 	return rpma.ErrConnBroken.Error() + ": " + e.cause.Error()
 }
 
-func (e *brokenError) Unwrap() error { return rpma.ErrConnBroken }
+func (e *brokenError) Unwrap() []error { return []error{rpma.ErrConnBroken, e.cause} }
 
 // breakWith marks the QP broken; the first cause sticks.
 func (s *qpState) breakWith(cause error) {
@@ -106,24 +103,21 @@ func (s *qpState) err() error {
 
 // wrSlot is what a queue remembers of a posted work request.
 type wrSlot struct {
-	ctx  uint64 // the caller's op context
-	user bool   // the caller asked for a completion on success
+	ctx   uint64 // the caller's op context
+	user  bool   // the caller asked for a completion on success
+	probe bool   // the liveness probe's (never the caller's, even failed)
 }
 
-// workQueue accounts for the send or the receive queue of one QP. Work
-// requests complete in order on an RC QP, so a completion for sequence
-// number s retires every request up to s, signaled or not.
-//
-// Posters hold mu; the poller of the CQ (one at a time, under the CQ's
-// lock) writes retired. ring[s%depth] is written before posted is stored
-// and read after posted is loaded, which orders the two for the race
-// detector as the hardware orders them for real.
+// workQueue accounts for the send or the receive queue of one QP, under
+// its connection's data lock. Work requests complete in order on an RC
+// QP, so a completion for sequence number s retires every request up to
+// s, signaled or not.
 type workQueue struct {
-	mu      sync.Mutex
 	depth   uint64
+	mask    uint64 // len(ring)-1: the ring is the depth rounded up to a power of two
 	ring    []wrSlot
-	posted  atomic.Uint64
-	retired atomic.Uint64
+	posted  uint64
+	retired uint64
 	cq      *CQ // its completions go to
 	budget  *cqBudget
 	full    error
@@ -133,12 +127,23 @@ type workQueue struct {
 	// signaled one, and the run length that gets a request signaled.
 	unsignaled int
 	autoEvery  int
+
+	// The liveness probe (liveness.go), outstanding from its post until
+	// a completion retires its sequence number; it has a slot of its own
+	// beyond depth.
+	probing  bool
+	probeSeq uint64
 }
 
 func newWorkQueue(depth int, cq *CQ, qp *qpState, full error) *workQueue {
+	size := uint64(1)
+	if depth > 1 {
+		size = 1 << bits.Len64(uint64(depth-1))
+	}
 	q := &workQueue{
 		depth:  uint64(depth),
-		ring:   make([]wrSlot, depth),
+		mask:   size - 1,
+		ring:   make([]wrSlot, size),
 		cq:     cq,
 		budget: &cq.budget,
 		full:   full,
@@ -151,31 +156,43 @@ func newWorkQueue(depth int, cq *CQ, qp *qpState, full error) *workQueue {
 	return q
 }
 
-// reserve takes n slots (mu held) and returns the first sequence number.
-// When the queue (or its CQ) is full it first reaps the CQ: completions
-// that have arrived but were not polled yet retire slots too (the
-// caller's completions among them are kept for GetWC).
+// room reports whether n more requests fit in the queue and its CQ, or
+// the error that says which is full.
+func (q *workQueue) room(n uint64) error {
+	used := q.posted - q.retired
+	if q.probing {
+		used--
+	}
+	if used+n > q.depth {
+		return q.full
+	}
+	if !q.budget.fits(int64(n)) {
+		return errCQFull
+	}
+	return nil
+}
+
+// reserve takes n slots and returns the first sequence number. When the
+// queue (or its CQ) is full it first polls the CQ: completions that have
+// arrived but were not polled yet retire slots too (the caller's
+// completions among them are kept in the stash for GetWC).
 func (q *workQueue) reserve(n uint64) (uint64, error) {
-	s, err := q.tryReserve(n)
-	if err != nil && q.cq.reap() {
-		s, err = q.tryReserve(n)
+	if err := q.room(n); err != nil {
+		if !q.cq.pollIntoStash("cq_reap") {
+			return 0, err
+		}
+		if err := q.room(n); err != nil {
+			return 0, err
+		}
 	}
-	return s, err
+	s := q.posted
+	q.posted += n
+	q.budget.take(int64(n))
+	return s, nil
 }
 
-func (q *workQueue) tryReserve(n uint64) (uint64, error) {
-	p := q.posted.Load()
-	if p-q.retired.Load()+n > q.depth {
-		return 0, q.full
-	}
-	if !q.budget.reserve(int64(n)) {
-		return 0, errCQFull
-	}
-	return p, nil
-}
-
-// signal decides whether a send request is posted signaled (mu held):
-// when the caller asks for it, or, for a run of unsignaled requests, every
+// signal decides whether a send request is posted signaled: when the
+// caller asks for it, or, for a run of unsignaled requests, every
 // autoEvery-th one, so that polling always frees the queue.
 func (q *workQueue) signal(user bool) bool {
 	if user {
@@ -190,82 +207,86 @@ func (q *workQueue) signal(user bool) bool {
 	return false
 }
 
-// set records the request with sequence number s (mu held).
+// set records the request with sequence number s.
 func (q *workQueue) set(s uint64, ctx uint64, user bool) {
-	q.ring[s%q.depth] = wrSlot{ctx: ctx, user: user}
+	q.ring[s&q.mask] = wrSlot{ctx: ctx, user: user}
 }
 
-// commit publishes sequence numbers below end (mu held).
-func (q *workQueue) commit(end uint64) { q.posted.Store(end) }
-
-// rollback undoes a reservation of n from s after a failed post (mu held).
+// rollback undoes the reservation of the n requests from s after a
+// failed post (s+n must be the end of what was reserved).
 func (q *workQueue) rollback(s, n uint64, unsignaled int) {
-	q.posted.Store(s)
+	q.posted = s
 	q.budget.release(int64(n))
 	q.unsignaled = unsignaled
 }
 
-// complete handles the completion of request s (the CQ's poller): it
-// retires everything up to s and returns the request's slot.
+// complete handles the completion of request s: it retires everything up
+// to s and returns the request's slot.
 func (q *workQueue) complete(s uint64) wrSlot {
-	_ = q.posted.Load() // pairs with commit: the slot was written before
-	sl := q.ring[s%q.depth]
-	r := q.retired.Load()
-	if s+1 > r {
-		q.retired.Store(s + 1)
-		q.budget.release(int64(s + 1 - r))
+	sl := q.ring[s&q.mask]
+	if s+1 > q.retired {
+		n := s + 1 - q.retired
+		if q.probing && s >= q.probeSeq {
+			q.probing = false
+			n-- // the probe holds no budget
+		}
+		q.budget.release(int64(n))
+		q.retired = s + 1
 	}
 	return sl
 }
 
 // outstanding returns how many requests are posted and not retired.
-func (q *workQueue) outstanding() int {
-	return int(q.posted.Load() - q.retired.Load())
-}
+func (q *workQueue) outstanding() int { return int(q.posted - q.retired) }
 
-// srqTable accounts for a shared receive queue: receives complete in any
-// order across the QPs that share it, so each posted receive takes a slot
-// of a free list.
+// srqTable accounts for a shared receive queue, under the SRQ's data
+// lock: receives complete in any order across the QPs that share it, so
+// each posted receive takes a slot of a free list.
 type srqTable struct {
-	mu     sync.Mutex
+	dl     *dataLock
 	ctx    []uint64
 	free   []uint32
 	budget *cqBudget // the SRQ's own RCQ, nil without
 }
 
-func newSRQTable(depth int, budget *cqBudget) *srqTable {
-	t := &srqTable{ctx: make([]uint64, depth), free: make([]uint32, depth), budget: budget}
+func newSRQTable(dl *dataLock, depth int, budget *cqBudget) *srqTable {
+	t := &srqTable{dl: dl, ctx: make([]uint64, depth), free: make([]uint32, depth), budget: budget}
 	for i := range t.free {
 		t.free[i] = uint32(depth - 1 - i)
 	}
 	return t
 }
 
-// take takes a free slot for ctx (mu held).
+// take takes a free slot for ctx.
 func (t *srqTable) take(ctx uint64) (uint32, error) {
 	if len(t.free) == 0 {
 		return 0, errSRQFull
 	}
-	if !t.budget.reserve(1) {
+	if !t.budget.fits(1) {
 		return 0, errCQFull
 	}
+	t.budget.take(1)
 	i := t.free[len(t.free)-1]
 	t.free = t.free[:len(t.free)-1]
 	t.ctx[i] = ctx
 	return i, nil
 }
 
-// put frees slot i (mu held) and returns its context.
+// put frees slot i and returns its context.
 func (t *srqTable) put(i uint32) uint64 {
 	t.free = append(t.free, i)
 	t.budget.release(1)
 	return t.ctx[i]
 }
 
-// complete is put under the lock, for the CQ's poller.
-func (t *srqTable) complete(i uint32) uint64 {
-	t.mu.Lock()
-	defer t.mu.Unlock()
+// complete is put for a completion polled from a CQ under another lock
+// (a connection's, when the SRQ has no receive CQ of its own); with the
+// SRQ's own receive CQ the caller holds the SRQ's lock already (locked).
+func (t *srqTable) complete(i uint32, locked bool) uint64 {
+	if !locked {
+		t.dl.mu.Lock()
+		defer t.dl.mu.Unlock()
+	}
 	if int(i) >= len(t.ctx) {
 		return 0
 	}

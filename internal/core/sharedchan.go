@@ -16,6 +16,7 @@ type sharedChannel struct {
 	w       *waiter
 	cq, rcq *CQ // rcq nil when the connection has none
 	ev      *connEvents
+	wres    tryResult // the outcome of the parked wait's attempt (try)
 }
 
 // The sources of the shared channel's arrivals (waiter.arrived).
@@ -85,9 +86,6 @@ func (s *sharedChannel) wait(ctx context.Context, op string) (*CQ, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	if q := s.pending(); q != nil {
-		return q, nil
-	}
 	w := s.w
 	e := w.epochNow()
 	if w.tryTurn() {
@@ -96,26 +94,18 @@ func (s *sharedChannel) wait(ctx context.Context, op string) (*CQ, error) {
 		if done {
 			return q, err
 		}
+	} else if q := s.pending(); q != nil {
+		return q, nil
 	}
 	if q := s.fill(); q != nil {
 		return q, nil
 	}
-	var (
-		got *CQ
-		res error
-	)
-	err := w.wait(ctx, true, e, func() bool {
-		q, done, err := s.tryOnce(op)
-		if done {
-			got, res = q, err
-		}
-		return done
-	})
+	res, err := w.wait(ctx, true, e, s)
 	switch {
 	case err != nil:
 		return nil, waitError(op, "connection", "a completion event", err)
-	case got != nil || res != nil:
-		return got, res
+	case res.q != nil || res.err != nil:
+		return res.q, res.err
 	}
 	// Another waiter read the event.
 	now := w.epochNow()
@@ -124,6 +114,17 @@ func (s *sharedChannel) wait(ctx context.Context, op string) (*CQ, error) {
 	}
 	return s.cq, nil
 }
+
+// try and result make s the tryer of its waits (see CQ.try).
+func (s *sharedChannel) try() bool {
+	q, done, err := s.tryOnce("conn_wait")
+	if done {
+		s.wres = tryResult{q: q, err: err}
+	}
+	return done
+}
+
+func (s *sharedChannel) result() tryResult { return s.wres }
 
 // tryOnce reads a pending event of the channel, acknowledged and re-armed,
 // and records its arrival; with none, it checks the connection's events.
@@ -147,6 +148,9 @@ func (s *sharedChannel) tryOnce(op string) (*CQ, bool, error) {
 			return q, true, cqEventError(op, err)
 		}
 		s.w.arrived(src)
+		return q, true, nil
+	}
+	if q := s.pending(); q != nil {
 		return q, true, nil
 	}
 	var leftover *CQ

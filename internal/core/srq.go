@@ -21,6 +21,7 @@ const (
 // receive CQ unless configured without one.
 type SRQ struct {
 	life
+	dl    dataLock // Recv's, and its receive CQ's polls
 	peer  *Peer
 	srq   *ibv.SRQ
 	rcq   *CQ
@@ -65,16 +66,16 @@ func newSRQ(op string, p *Peer, rqSize, rcqSize int) (*SRQ, error) {
 	s := &SRQ{peer: p, srq: srq, size: rqSize}
 	var budget *cqBudget
 	if rcqSize > 0 {
-		if s.rcq, err = newCQ(op, p.ctx, rcqSize, nil); err != nil {
+		if s.rcq, err = newCQ(op, p.ctx, &s.dl, rcqSize, nil); err != nil {
 			srq.Destroy()
 			return nil, err
 		}
 		s.rcq.maxCQE = a.MaxCQE
 		budget = &s.rcq.budget
 	}
-	s.tbl = newSRQTable(rqSize, budget)
+	s.tbl = newSRQTable(&s.dl, rqSize, budget)
 	if s.rcq != nil {
-		s.rcq.srq = s.tbl
+		s.rcq.srq, s.rcq.srqLocked = s.tbl, true
 	}
 	s.leak = leak.Track("srq.SRQ")
 	s.open()
@@ -124,8 +125,8 @@ func (s *SRQ) Recv(dst *MR, off, n int, ctx uint64) error {
 		return err
 	}
 	t := s.tbl
-	t.mu.Lock()
-	defer t.mu.Unlock()
+	s.dl.mu.Lock()
+	defer s.dl.mu.Unlock()
 	i, err := t.take(ctx)
 	if err != nil {
 		return err
@@ -156,6 +157,9 @@ func (s *SRQ) Close() error {
 			"%d connection(s) or request(s) still use the SRQ: close them first", n)
 	}
 	s.markClosed()
+	s.dl.mu.Lock()
+	s.dl.closed = true
+	s.dl.mu.Unlock()
 	var errs errList
 	errs.add(provider("srq_delete", s.srq.Destroy()))
 	errs.add(s.rcq.close())

@@ -2,7 +2,6 @@ package core
 
 import (
 	"context"
-	"errors"
 	"os"
 	"sync"
 	"sync/atomic"
@@ -41,7 +40,36 @@ type waiter struct {
 	mu     sync.Mutex
 	epoch  epoch         // arrivals so far (broadcast waits)
 	notify chan struct{} // closed when epoch advances; nil until a waiter needs one
+
+	// The parker's (the holder of the turn's): what the read callback
+	// checks, set by park, so that parking allocates nothing.
+	pb     bool  // broadcast
+	pe     epoch // the epoch the wait began at
+	pt     tryer // the attempt
+	pok    bool  // the attempt succeeded
+	readFn func(uintptr) bool
 }
+
+// tryer is a wait's attempt: try reports whether the wait is over and runs
+// only while its goroutine holds the turn; result is read right after a
+// successful try, still holding it. A type with state of its own (a CQ)
+// is one with nothing to allocate per wait.
+type tryer interface {
+	try() bool
+	result() tryResult
+}
+
+// tryResult is what a successful attempt of a completion wait found.
+type tryResult struct {
+	q   *CQ // the CQ of the event (a shared channel's waits)
+	err error
+}
+
+// tryFunc is a tryer whose result is in the function's own variables.
+type tryFunc func() bool
+
+func (f tryFunc) try() bool       { return f() }
+func (tryFunc) result() tryResult { return tryResult{} }
 
 // epoch counts the arrivals of a broadcast wait, by source: a shared
 // completion channel counts its two CQs' events apart, so that a waiter
@@ -75,7 +103,15 @@ func wrapWaiter(fd int, name string) (*waiter, error) {
 		f.Close()
 		return nil, err
 	}
-	return &waiter{f: f, rc: rc, done: make(chan struct{}), turn: make(chan struct{}, 1)}, nil
+	w := &waiter{f: f, rc: rc, done: make(chan struct{}), turn: make(chan struct{}, 1)}
+	w.readFn = func(uintptr) bool {
+		if w.pb && w.advanced(w.pe) {
+			return true
+		}
+		w.pok = w.pt.try()
+		return w.pok
+	}
+	return w, nil
 }
 
 // tryTurn takes the turn if nobody holds it. The holder must release it.
@@ -131,50 +167,59 @@ func (w *waiter) advanced(e epoch) bool {
 	return w.epoch != e
 }
 
-// wait waits until try reports true, parking in the poller while the fd is
-// not readable; try runs only while this goroutine holds the turn. With
-// broadcast, it also returns nil once an arrival happened after epoch e
-// (from epochNow, taken before the caller's own first try). It returns
-// ctx.Err() when ctx ends first, and os.ErrClosed when the waiter is
-// closed meanwhile.
-func (w *waiter) wait(ctx context.Context, broadcast bool, e epoch, try func() bool) error {
+// wait waits until t.try reports true, parking in the poller while the fd
+// is not readable; t.try runs only while this goroutine holds the turn,
+// and then wait returns t.result(). With broadcast, it also returns (a
+// zero result) once an arrival happened after epoch e (from epochNow,
+// taken before the caller's own first try). It returns ctx.Err() when
+// ctx ends first, and os.ErrClosed when the waiter is closed meanwhile.
+// Parking with a context that has no Done channel allocates nothing.
+func (w *waiter) wait(ctx context.Context, broadcast bool, e epoch, t tryer) (tryResult, error) {
 	if err := ctx.Err(); err != nil {
-		return err
+		return tryResult{}, err
 	}
 	if w.closed.Load() {
-		return os.ErrClosed
+		return tryResult{}, os.ErrClosed
 	}
-	var arrival <-chan struct{} // nil: never ready in the select
-	if broadcast {
-		if arrival = w.since(e); arrival == nil {
-			return nil
+	if broadcast && w.advanced(e) {
+		return tryResult{}, nil
+	}
+	if !w.tryTurn() {
+		var arrival <-chan struct{} // nil: never ready in the select
+		if broadcast {
+			if arrival = w.since(e); arrival == nil {
+				return tryResult{}, nil
+			}
+		}
+		select {
+		case w.turn <- struct{}{}:
+		case <-arrival:
+			return tryResult{}, nil
+		case <-ctx.Done():
+			return tryResult{}, ctx.Err()
+		case <-w.done:
+			return tryResult{}, os.ErrClosed
 		}
 	}
-	select {
-	case w.turn <- struct{}{}:
-	case <-arrival:
-		return nil
-	case <-ctx.Done():
-		return ctx.Err()
-	case <-w.done:
-		return os.ErrClosed
-	}
-	err := w.park(ctx, broadcast, e, try)
+	res, err := w.park(ctx, broadcast, e, t)
 	w.release()
-	return err
+	return res, err
 }
 
-// park is wait for the holder of the turn.
-func (w *waiter) park(ctx context.Context, broadcast bool, e epoch, try func() bool) error {
+// park is wait for the holder of the turn. The context's end wakes it
+// through the file's read deadline, set in the past by context.AfterFunc
+// once ctx is done; not from ctx's deadline directly, whose timer may fire
+// before ctx's own (a wait must return its context's error only once its
+// context is done).
+func (w *waiter) park(ctx context.Context, broadcast bool, e epoch, t tryer) (tryResult, error) {
 	if w.closed.Load() {
-		return os.ErrClosed
+		return tryResult{}, os.ErrClosed
 	}
-	dl, _ := ctx.Deadline() // zero: no deadline
-	if err := w.f.SetReadDeadline(dl); err != nil {
+	if err := w.f.SetReadDeadline(time.Time{}); err != nil {
 		if w.closed.Load() {
-			return os.ErrClosed
+			return tryResult{}, os.ErrClosed
 		}
-		return err
+		return tryResult{}, err
 	}
 	var fired chan struct{}
 	stop := func() bool { return true }
@@ -185,27 +230,27 @@ func (w *waiter) park(ctx context.Context, broadcast bool, e epoch, try func() b
 			close(fired)
 		})
 	}
-	err := w.rc.Read(func(uintptr) bool {
-		return (broadcast && w.advanced(e)) || try()
-	})
+	w.pb, w.pe, w.pt, w.pok = broadcast, e, t, false
+	err := w.rc.Read(w.readFn)
+	var res tryResult
+	if err == nil && w.pok {
+		res = t.result()
+	}
+	w.pt = nil
 	if !stop() {
 		<-fired // the AfterFunc ran: let it finish before the next parker
 	}
 	if err == nil {
-		return nil
+		return res, nil
 	}
 	if w.closed.Load() {
 		// RawConn reports internal/poll's "use of closed file".
-		return os.ErrClosed
+		return tryResult{}, os.ErrClosed
 	}
 	if cerr := ctx.Err(); cerr != nil {
-		return cerr
+		return tryResult{}, cerr
 	}
-	if errors.Is(err, os.ErrDeadlineExceeded) {
-		// The poller's deadline fired just before ctx noticed its own.
-		return context.DeadlineExceeded
-	}
-	return err
+	return tryResult{}, err
 }
 
 // close wakes every waiter (they return os.ErrClosed) and closes the

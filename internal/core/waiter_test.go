@@ -56,13 +56,13 @@ func (p *pipeWaiter) broadcastWait(ctx context.Context) error {
 
 // broadcastWaitSince is broadcastWait that began when epoch e was taken.
 func (p *pipeWaiter) broadcastWaitSince(ctx context.Context, e epoch) error {
-	return p.w.wait(ctx, true, e, func() bool {
+	return waitErr(p.w.wait(ctx, true, e, tryFunc(func() bool {
 		if p.readByte() {
 			p.w.arrived(0)
 			return true
 		}
 		return false
-	})
+	})))
 }
 
 // watchdog fails the test instead of hanging it.
@@ -199,7 +199,7 @@ func TestExclusiveWaitsShareArrivals(t *testing.T) {
 	const n = 8
 	got := make(chan error, n)
 	for i := 0; i < n; i++ {
-		go func() { got <- p.w.wait(context.Background(), false, epoch{}, p.readByte) }()
+		go func() { got <- waitErr(p.w.wait(context.Background(), false, epoch{}, tryFunc(p.readByte))) }()
 	}
 	for i := 0; i < n; i++ {
 		p.send()

@@ -103,6 +103,9 @@ func (c *Context) Key() uintptr {
 func (c *Context) GetAsyncEvent() (AsyncEvent, error) {
 	var ev C.struct_rpma_async_ev
 	if rc := C.rpma_get_async_event(c.c, &ev); rc != 0 {
+		if rc == C.EAGAIN {
+			return AsyncEvent{}, errAsyncEventAgain
+		}
 		return AsyncEvent{}, callError("ibv_get_async_event", syscall.Errno(rc))
 	}
 	return AsyncEvent{Type: AsyncEventType(ev._type), Object: uintptr(ev.object), Port: int(ev.port)}, nil

@@ -131,7 +131,7 @@ type QPCap struct {
 // Send operation bits of QPInitAttr.SendOpsFlags (enum ibv_qp_create_send_ops_flags).
 const (
 	QPExWithAtomicWrite uint64 = 1 << 12 // IBV_QP_EX_WITH_ATOMIC_WRITE
-	QPExWithFlush       uint64 = 1 << 13 // IBV_QP_EX_WITH_FLUSH (rdma-core 45+)
+	QPExWithFlush       uint64 = 1 << 11 // IBV_QP_EX_WITH_FLUSH (rdma-core 45+: the bit after TSO)
 )
 
 // SockAddr is a decoded struct sockaddr.

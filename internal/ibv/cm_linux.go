@@ -4,6 +4,8 @@ package ibv
 
 /*
 #cgo LDFLAGS: -lrdmacm -libverbs
+#cgo noescape rpma_cm_get_event
+#cgo nocallback rpma_cm_get_event
 #include <errno.h>
 #include <netdb.h>
 #include <stdlib.h>
@@ -199,6 +201,9 @@ func (ch *EventChannel) FD() int {
 func (ch *EventChannel) GetEvent() (CMEvent, error) {
 	var ev C.struct_rpma_cm_ev
 	if rc := C.rpma_cm_get_event(ch.c, &ev); rc != 0 {
+		if rc == C.EAGAIN {
+			return CMEvent{}, errCMEventAgain
+		}
 		return CMEvent{}, callError("rdma_get_cm_event", syscall.Errno(rc))
 	}
 	out := CMEvent{
@@ -399,6 +404,13 @@ func (id *CMID) CreateQP(a *QPInitAttr) (QPCap, error) {
 	if a.SendOpsFlags != 0 {
 		attr.comp_mask |= C.IBV_QP_INIT_ATTR_SEND_OPS_FLAGS
 		attr.send_ops_flags = C.uint64_t(a.SendOpsFlags)
+		if a.SendOpsFlags&QPExWithFlush != 0 {
+			// QP.PostWriteFlush chains ibv_wr_rdma_write with
+			// ibv_wr_flush: the provider sets only the ibv_wr_*
+			// of the operations asked for, and calling an unset one
+			// is a jump to address 0.
+			attr.send_ops_flags |= C.IBV_QP_EX_WITH_RDMA_WRITE
+		}
 	}
 	if rc := C.rpma_cm_create_qp(id.c, &attr); rc != 0 {
 		return QPCap{}, callError("rdma_create_qp_ex", syscall.Errno(rc))

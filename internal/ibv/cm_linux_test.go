@@ -82,11 +82,14 @@ func TestIntegrationVerbsObjects(t *testing.T) {
 	require.GreaterOrEqual(t, cq.CQE(), 10)
 	require.NoError(t, cq.ReqNotify(false))
 
-	wc := make([]ibv.WC, 4)
-	n, err := cq.Poll(wc)
+	wc, err := ibv.NewWCBuf(4)
+	require.NoError(t, err)
+	defer wc.Free()
+	require.Len(t, wc.Slice(), 4)
+	n, err := cq.Poll(wc, 0, 4)
 	require.NoError(t, err)
 	require.Zero(t, n, "an empty CQ")
-	n, err = cq.Poll(nil)
+	n, err = cq.Poll(wc, 0, 0)
 	require.NoError(t, err)
 	require.Zero(t, n)
 

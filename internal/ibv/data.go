@@ -24,6 +24,15 @@ const (
 	OpSend             SendOp = 2 // IBV_WR_SEND
 	OpSendWithImm      SendOp = 3 // IBV_WR_SEND_WITH_IMM
 	OpRDMARead         SendOp = 4 // IBV_WR_RDMA_READ
+	OpAtomicCmpAndSwp  SendOp = 5 // IBV_WR_ATOMIC_CMP_AND_SWP
+	OpAtomicFetchAdd   SendOp = 6 // IBV_WR_ATOMIC_FETCH_AND_ADD
+)
+
+// Atomic capabilities of a device (enum ibv_atomic_cap).
+const (
+	AtomicNone = 0 // IBV_ATOMIC_NONE
+	AtomicHCA  = 1 // IBV_ATOMIC_HCA: atomic against the device's other atomics
+	AtomicGlob = 2 // IBV_ATOMIC_GLOB: atomic against the CPUs too
 )
 
 // Send flags (enum ibv_send_flags).

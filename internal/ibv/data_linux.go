@@ -4,24 +4,13 @@ package ibv
 
 /*
 #cgo LDFLAGS: -lrdmacm -libverbs
-#cgo noescape rpma_post_send
-#cgo nocallback rpma_post_send
-#cgo noescape rpma_post_write_read
-#cgo nocallback rpma_post_write_read
-#cgo noescape rpma_post_inline8
-#cgo nocallback rpma_post_inline8
-#cgo noescape rpma_post_atomic_write
-#cgo nocallback rpma_post_atomic_write
-#cgo noescape rpma_post_recv
-#cgo nocallback rpma_post_recv
-#cgo noescape rpma_post_srq_recv
-#cgo nocallback rpma_post_srq_recv
 #include <errno.h>
 #include <stdint.h>
 #include <string.h>
 #include <arpa/inet.h>
 #include <infiniband/verbs.h>
 #include <rdma/rdma_cma.h>
+#include "rpma_ibv.h"
 
 static struct ibv_qp *rpma_id_qp(struct rdma_cm_id *id) { return id->qp; }
 
@@ -44,11 +33,19 @@ static int rpma_is_iwarp(struct ibv_context *ctx) {
 	return ctx->device->transport_type == IBV_TRANSPORT_IWARP;
 }
 
+// The posts below take every handle as an integer and return a packed
+// result (rpma_post_result): one crossing, no pointer checked by cgo.
+// After posting, each one polls up to room completions of cq into out
+// (the reap: on a device that completes quickly, the completion of what
+// was just posted is often there already, and GetWC then needs no
+// crossing of its own).
+
 // rpma_post_send posts one work request. A zero length posts no
 // scatter/gather element (librpma's 0-byte operations). imm is in host
 // order; the wire carries it in network order.
-static int rpma_post_send(struct ibv_qp *qp, uint64_t wr_id, uint32_t opcode, uint32_t flags,
-		uint64_t laddr, uint32_t len, uint32_t lkey, uint64_t raddr, uint32_t rkey, uint32_t imm) {
+static int64_t rpma_post_send(uintptr_t qph, uint64_t wr_id, uint32_t opcode, uint32_t flags,
+		uint64_t laddr, uint32_t len, uint32_t lkey, uint64_t raddr, uint32_t rkey, uint32_t imm,
+		uintptr_t cq, uintptr_t out, int room) {
 	struct ibv_sge sge = { .addr = laddr, .length = len, .lkey = lkey };
 	struct ibv_send_wr wr, *bad;
 	memset(&wr, 0, sizeof(wr));
@@ -63,18 +60,20 @@ static int rpma_post_send(struct ibv_qp *qp, uint64_t wr_id, uint32_t opcode, ui
 	wr.wr.rdma.rkey = rkey;
 	if (opcode == IBV_WR_RDMA_WRITE_WITH_IMM || opcode == IBV_WR_SEND_WITH_IMM)
 		wr.imm_data = htonl(imm);
-	return ibv_post_send(qp, &wr, &bad);
+	int ret = ibv_post_send((struct ibv_qp *)qph, &wr, &bad);
+	return rpma_post_result(ret, rpma_reap(cq, out, room), ret == 0);
 }
 
 // rpma_post_write_read posts an RDMA write followed by an 8-byte RDMA read
 // (the emulated flush) as one chain: one call, one doorbell. On failure
-// *posted says how many of the two the provider accepted (bad_wr): the
+// the result says how many of the two the provider accepted (bad_wr): the
 // first may be posted, and then its doorbell rung, when the second is
 // refused.
-static int rpma_post_write_read(struct ibv_qp *qp, int *posted,
+static int64_t rpma_post_write_read(uintptr_t qph,
 		uint64_t wr_id1, uint32_t flags1, uint64_t laddr, uint32_t len, uint32_t lkey,
 		uint64_t raddr, uint32_t rkey,
-		uint64_t wr_id2, uint32_t flags2, uint64_t faddr, uint32_t flkey, uint64_t fraddr) {
+		uint64_t wr_id2, uint32_t flags2, uint64_t faddr, uint32_t flkey, uint64_t fraddr,
+		uintptr_t cq, uintptr_t out, int room) {
 	struct ibv_sge sge1 = { .addr = laddr, .length = len, .lkey = lkey };
 	struct ibv_sge sge2 = { .addr = faddr, .length = 8, .lkey = flkey };
 	struct ibv_send_wr wr[2], *bad;
@@ -97,15 +96,15 @@ static int rpma_post_write_read(struct ibv_qp *qp, int *posted,
 	wr[1].wr.rdma.remote_addr = fraddr;
 	wr[1].wr.rdma.rkey = rkey;
 	bad = NULL;
-	int ret = ibv_post_send(qp, wr, &bad);
-	*posted = ret == 0 ? 2 : (bad == &wr[1] ? 1 : 0);
-	return ret;
+	int ret = ibv_post_send((struct ibv_qp *)qph, wr, &bad);
+	int posted = ret == 0 ? 2 : (bad == &wr[1] ? 1 : 0);
+	return rpma_post_result(ret, rpma_reap(cq, out, room), posted);
 }
 
 // rpma_post_inline8 posts an 8-byte RDMA write of value, inline (the
 // provider copies the data while posting).
-static int rpma_post_inline8(struct ibv_qp *qp, uint64_t wr_id, uint32_t flags,
-		uint64_t raddr, uint32_t rkey, uint64_t value) {
+static int64_t rpma_post_inline8(uintptr_t qph, uint64_t wr_id, uint32_t flags,
+		uint64_t raddr, uint32_t rkey, uint64_t value, uintptr_t cq, uintptr_t out, int room) {
 	uint64_t data = value;
 	struct ibv_sge sge = { .addr = (uintptr_t)&data, .length = 8, .lkey = 0 };
 	struct ibv_send_wr wr, *bad;
@@ -117,19 +116,43 @@ static int rpma_post_inline8(struct ibv_qp *qp, uint64_t wr_id, uint32_t flags,
 	wr.num_sge = 1;
 	wr.wr.rdma.remote_addr = raddr;
 	wr.wr.rdma.rkey = rkey;
-	return ibv_post_send(qp, &wr, &bad);
+	int ret = ibv_post_send((struct ibv_qp *)qph, &wr, &bad);
+	return rpma_post_result(ret, rpma_reap(cq, out, room), ret == 0);
 }
 
 // rpma_post_atomic_write posts a native atomic write (ibv_wr_atomic_write);
 // the provider copies the 8 bytes while posting.
-static int rpma_post_atomic_write(struct ibv_qp_ex *qpx, uint64_t wr_id, uint32_t flags,
-		uint64_t raddr, uint32_t rkey, uint64_t value) {
+static int64_t rpma_post_atomic_write(uintptr_t qpxh, uint64_t wr_id, uint32_t flags,
+		uint64_t raddr, uint32_t rkey, uint64_t value, uintptr_t cq, uintptr_t out, int room) {
+	struct ibv_qp_ex *qpx = (struct ibv_qp_ex *)qpxh;
 	uint64_t data = value;
 	ibv_wr_start(qpx);
 	qpx->wr_id = wr_id;
 	qpx->wr_flags = flags;
 	ibv_wr_atomic_write(qpx, rkey, raddr, &data);
-	return ibv_wr_complete(qpx);
+	int ret = ibv_wr_complete(qpx);
+	return rpma_post_result(ret, rpma_reap(cq, out, room), ret == 0);
+}
+
+// rpma_post_atomic posts a remote compare-and-swap or fetch-and-add of
+// the 8-byte word at raddr; the old value lands at laddr.
+static int64_t rpma_post_atomic(uintptr_t qph, uint64_t wr_id, uint32_t opcode, uint32_t flags,
+		uint64_t laddr, uint32_t lkey, uint64_t raddr, uint32_t rkey, uint64_t compare_add, uint64_t swap,
+		uintptr_t cq, uintptr_t out, int room) {
+	struct ibv_sge sge = { .addr = laddr, .length = 8, .lkey = lkey };
+	struct ibv_send_wr wr, *bad;
+	memset(&wr, 0, sizeof(wr));
+	wr.wr_id = wr_id;
+	wr.opcode = (enum ibv_wr_opcode)opcode;
+	wr.send_flags = flags;
+	wr.sg_list = &sge;
+	wr.num_sge = 1;
+	wr.wr.atomic.remote_addr = raddr;
+	wr.wr.atomic.rkey = rkey;
+	wr.wr.atomic.compare_add = compare_add;
+	wr.wr.atomic.swap = swap;
+	int ret = ibv_post_send((struct ibv_qp *)qph, &wr, &bad);
+	return rpma_post_result(ret, rpma_reap(cq, out, room), ret == 0);
 }
 
 static int rpma_has_wr_atomic_write(struct ibv_qp *qp) {
@@ -139,7 +162,7 @@ static int rpma_has_wr_atomic_write(struct ibv_qp *qp) {
 
 static struct ibv_qp_ex *rpma_qp_ex(struct ibv_qp *qp) { return ibv_qp_to_qp_ex(qp); }
 
-static int rpma_post_recv(struct ibv_qp *qp, uint64_t wr_id, uint64_t laddr, uint32_t len, uint32_t lkey) {
+static int rpma_post_recv(uintptr_t qph, uint64_t wr_id, uint64_t laddr, uint32_t len, uint32_t lkey) {
 	struct ibv_sge sge = { .addr = laddr, .length = len, .lkey = lkey };
 	struct ibv_recv_wr wr, *bad;
 	memset(&wr, 0, sizeof(wr));
@@ -148,10 +171,10 @@ static int rpma_post_recv(struct ibv_qp *qp, uint64_t wr_id, uint64_t laddr, uin
 		wr.sg_list = &sge;
 		wr.num_sge = 1;
 	}
-	return ibv_post_recv(qp, &wr, &bad);
+	return ibv_post_recv((struct ibv_qp *)qph, &wr, &bad);
 }
 
-static int rpma_post_srq_recv(struct ibv_srq *srq, uint64_t wr_id, uint64_t laddr, uint32_t len, uint32_t lkey) {
+static int rpma_post_srq_recv(uintptr_t srqh, uint64_t wr_id, uint64_t laddr, uint32_t len, uint32_t lkey) {
 	struct ibv_sge sge = { .addr = laddr, .length = len, .lkey = lkey };
 	struct ibv_recv_wr wr, *bad;
 	memset(&wr, 0, sizeof(wr));
@@ -160,7 +183,7 @@ static int rpma_post_srq_recv(struct ibv_srq *srq, uint64_t wr_id, uint64_t ladd
 		wr.sg_list = &sge;
 		wr.num_sge = 1;
 	}
-	return ibv_post_srq_recv(srq, &wr, &bad);
+	return ibv_post_srq_recv((struct ibv_srq *)srqh, &wr, &bad);
 }
 
 static int rpma_qp_state(struct ibv_qp *qp, int *state) {
@@ -171,6 +194,15 @@ static int rpma_qp_state(struct ibv_qp *qp, int *state) {
 		return ret;
 	*state = attr.qp_state;
 	return 0;
+}
+
+// rpma_qp_to_error moves the QP to the error state: its outstanding work
+// requests complete with flush errors.
+static int rpma_qp_to_error(struct ibv_qp *qp) {
+	struct ibv_qp_attr attr;
+	memset(&attr, 0, sizeof(attr));
+	attr.qp_state = IBV_QPS_ERR;
+	return ibv_modify_qp(qp, &attr, IBV_QP_STATE);
 }
 
 static struct ibv_srq *rpma_create_srq(struct ibv_pd *pd, uint32_t max_wr, uint32_t *got, int *err_no) {
@@ -204,6 +236,10 @@ var (
 	_ [0]struct{} = [C.IBV_WR_SEND - OpSend]struct{}{}
 	_ [0]struct{} = [C.IBV_WR_SEND_WITH_IMM - OpSendWithImm]struct{}{}
 	_ [0]struct{} = [C.IBV_WR_RDMA_READ - OpRDMARead]struct{}{}
+	_ [0]struct{} = [C.IBV_WR_ATOMIC_CMP_AND_SWP - OpAtomicCmpAndSwp]struct{}{}
+	_ [0]struct{} = [C.IBV_WR_ATOMIC_FETCH_AND_ADD - OpAtomicFetchAdd]struct{}{}
+	_ [0]struct{} = [C.IBV_ATOMIC_HCA - AtomicHCA]struct{}{}
+	_ [0]struct{} = [C.IBV_ATOMIC_GLOB - AtomicGlob]struct{}{}
 	_ [0]struct{} = [C.IBV_SEND_FENCE - SendFence]struct{}{}
 	_ [0]struct{} = [C.IBV_SEND_SIGNALED - SendSignaled]struct{}{}
 	_ [0]struct{} = [C.IBV_SEND_SOLICITED - SendSolicited]struct{}{}
@@ -269,8 +305,10 @@ func (pd *PD) AdviseMR(advice int, flags uint32, addr uint64, length uint32, lke
 
 // QP is a queue pair (struct ibv_qp), borrowed from its CM id.
 type QP struct {
-	c *C.struct_ibv_qp
-	x *C.struct_ibv_qp_ex // the extended QP, nil when not created with send ops flags
+	c  *C.struct_ibv_qp
+	x  *C.struct_ibv_qp_ex // the extended QP, nil when not created with send ops flags
+	h  C.uintptr_t         // c as an integer, for the posts
+	xh C.uintptr_t         // x as an integer
 }
 
 // QP returns the id's queue pair, nil if it has none. ext says whether it
@@ -280,9 +318,10 @@ func (id *CMID) QP(ext bool) *QP {
 	if qp == nil {
 		return nil
 	}
-	q := &QP{c: qp}
+	q := &QP{c: qp, h: C.uintptr_t(uintptr(unsafe.Pointer(qp)))}
 	if ext {
 		q.x = C.rpma_qp_ex(q.c)
+		q.xh = C.uintptr_t(uintptr(unsafe.Pointer(q.x)))
 	}
 	return q
 }
@@ -301,50 +340,85 @@ func (q *QP) State() (int, error) {
 	return int(s), nil
 }
 
-// PostSend posts one work request (ibv_post_send) in one crossing and
-// returns the errno of the failure, 0 on success. A zero length posts no
-// scatter/gather element. imm is in host order.
+// ToError moves the QP to the error state (ibv_modify_qp): its
+// outstanding work requests complete with flush errors, and it accepts no
+// more.
+func (q *QP) ToError() error {
+	if rc := C.rpma_qp_to_error(q.c); rc != 0 {
+		return callError("ibv_modify_qp", syscall.Errno(rc))
+	}
+	return nil
+}
+
+// unpack splits a post's packed result: the errno (0 on success), the
+// completions reaped, and how many work requests were posted.
+func unpack(r C.int64_t) (errno syscall.Errno, reaped, posted int) {
+	return syscall.Errno(r & 0xffff), int(r>>16) & 0xffff, int(r>>32) & 3
+}
+
+// PostSend posts one work request (ibv_post_send) in one crossing, then
+// reaps as r says, and returns the errno of the failure (0 on success)
+// and the completions reaped. A zero length posts no scatter/gather
+// element. imm is in host order.
 func (q *QP) PostSend(wrID uint64, op SendOp, flags uint32, laddr uint64, length, lkey uint32,
-	raddr uint64, rkey, imm uint32) syscall.Errno {
-	return syscall.Errno(C.rpma_post_send(q.c, C.uint64_t(wrID), C.uint32_t(op), C.uint32_t(flags),
-		C.uint64_t(laddr), C.uint32_t(length), C.uint32_t(lkey), C.uint64_t(raddr), C.uint32_t(rkey), C.uint32_t(imm)))
+	raddr uint64, rkey, imm uint32, r Reap) (syscall.Errno, int) {
+	errno, reaped, _ := unpack(C.rpma_post_send(q.h, C.uint64_t(wrID), C.uint32_t(op), C.uint32_t(flags),
+		C.uint64_t(laddr), C.uint32_t(length), C.uint32_t(lkey), C.uint64_t(raddr), C.uint32_t(rkey), C.uint32_t(imm),
+		C.uintptr_t(r.cq), C.uintptr_t(r.out), C.int(r.room)))
+	return errno, reaped
 }
 
 // PostWriteRead posts an RDMA write and an 8-byte RDMA read from fraddr
-// into faddr (same rkey) as one chain, in one crossing. On failure posted
-// says how many of the two were posted (the first may be, when the
-// provider refuses the second).
+// into faddr (same rkey) as one chain, in one crossing, then reaps. On
+// failure posted says how many of the two were posted (the first may be,
+// when the provider refuses the second).
 func (q *QP) PostWriteRead(wrID1 uint64, flags1 uint32, laddr uint64, length, lkey uint32, raddr uint64, rkey uint32,
-	wrID2 uint64, flags2 uint32, faddr uint64, flkey uint32, fraddr uint64) (errno syscall.Errno, posted int) {
-	var n C.int
-	errno = syscall.Errno(C.rpma_post_write_read(q.c, &n,
+	wrID2 uint64, flags2 uint32, faddr uint64, flkey uint32, fraddr uint64, r Reap) (errno syscall.Errno, posted, reaped int) {
+	errno, reaped, posted = unpack(C.rpma_post_write_read(q.h,
 		C.uint64_t(wrID1), C.uint32_t(flags1), C.uint64_t(laddr), C.uint32_t(length), C.uint32_t(lkey),
 		C.uint64_t(raddr), C.uint32_t(rkey),
-		C.uint64_t(wrID2), C.uint32_t(flags2), C.uint64_t(faddr), C.uint32_t(flkey), C.uint64_t(fraddr)))
-	return errno, int(n)
+		C.uint64_t(wrID2), C.uint32_t(flags2), C.uint64_t(faddr), C.uint32_t(flkey), C.uint64_t(fraddr),
+		C.uintptr_t(r.cq), C.uintptr_t(r.out), C.int(r.room)))
+	return errno, posted, reaped
 }
 
 // PostInline8 posts an inline 8-byte RDMA write of value (its bytes in
-// memory order) to raddr.
-func (q *QP) PostInline8(wrID uint64, flags uint32, raddr uint64, rkey uint32, value uint64) syscall.Errno {
-	return syscall.Errno(C.rpma_post_inline8(q.c, C.uint64_t(wrID), C.uint32_t(flags), C.uint64_t(raddr), C.uint32_t(rkey), C.uint64_t(value)))
+// memory order) to raddr, then reaps.
+func (q *QP) PostInline8(wrID uint64, flags uint32, raddr uint64, rkey uint32, value uint64, r Reap) (syscall.Errno, int) {
+	errno, reaped, _ := unpack(C.rpma_post_inline8(q.h, C.uint64_t(wrID), C.uint32_t(flags), C.uint64_t(raddr), C.uint32_t(rkey), C.uint64_t(value),
+		C.uintptr_t(r.cq), C.uintptr_t(r.out), C.int(r.room)))
+	return errno, reaped
 }
 
 // PostAtomicWrite posts a native 8-byte atomic write of value
-// (ibv_wr_atomic_write). The QP must have HasAtomicWrite.
-func (q *QP) PostAtomicWrite(wrID uint64, flags uint32, raddr uint64, rkey uint32, value uint64) syscall.Errno {
-	return syscall.Errno(C.rpma_post_atomic_write(q.x, C.uint64_t(wrID), C.uint32_t(flags), C.uint64_t(raddr), C.uint32_t(rkey), C.uint64_t(value)))
+// (ibv_wr_atomic_write), then reaps. The QP must have HasAtomicWrite.
+func (q *QP) PostAtomicWrite(wrID uint64, flags uint32, raddr uint64, rkey uint32, value uint64, r Reap) (syscall.Errno, int) {
+	errno, reaped, _ := unpack(C.rpma_post_atomic_write(q.xh, C.uint64_t(wrID), C.uint32_t(flags), C.uint64_t(raddr), C.uint32_t(rkey), C.uint64_t(value),
+		C.uintptr_t(r.cq), C.uintptr_t(r.out), C.int(r.room)))
+	return errno, reaped
+}
+
+// PostAtomic posts a remote atomic (op: OpAtomicCmpAndSwp with compare
+// and swap, or OpAtomicFetchAdd with the addend in compareAdd) of the
+// 8-byte word at raddr, whose old value lands at laddr, then reaps.
+func (q *QP) PostAtomic(wrID uint64, op SendOp, flags uint32, laddr uint64, lkey uint32, raddr uint64, rkey uint32,
+	compareAdd, swap uint64, r Reap) (syscall.Errno, int) {
+	errno, reaped, _ := unpack(C.rpma_post_atomic(q.h, C.uint64_t(wrID), C.uint32_t(op), C.uint32_t(flags),
+		C.uint64_t(laddr), C.uint32_t(lkey), C.uint64_t(raddr), C.uint32_t(rkey), C.uint64_t(compareAdd), C.uint64_t(swap),
+		C.uintptr_t(r.cq), C.uintptr_t(r.out), C.int(r.room)))
+	return errno, reaped
 }
 
 // PostRecv posts a receive (ibv_post_recv); a zero length posts no
 // scatter/gather element.
 func (q *QP) PostRecv(wrID uint64, laddr uint64, length, lkey uint32) syscall.Errno {
-	return syscall.Errno(C.rpma_post_recv(q.c, C.uint64_t(wrID), C.uint64_t(laddr), C.uint32_t(length), C.uint32_t(lkey)))
+	return syscall.Errno(C.rpma_post_recv(q.h, C.uint64_t(wrID), C.uint64_t(laddr), C.uint32_t(length), C.uint32_t(lkey)))
 }
 
 // SRQ is a shared receive queue (struct ibv_srq).
 type SRQ struct {
 	c *C.struct_ibv_srq
+	h C.uintptr_t // c as an integer, for the posts
 }
 
 // CreateSRQ creates a shared receive queue of at least maxWR work requests
@@ -357,12 +431,12 @@ func (pd *PD) CreateSRQ(maxWR int) (*SRQ, int, error) {
 	if s == nil {
 		return nil, 0, callError("ibv_create_srq", syscall.Errno(errno))
 	}
-	return &SRQ{c: s}, int(got), nil
+	return &SRQ{c: s, h: C.uintptr_t(uintptr(unsafe.Pointer(s)))}, int(got), nil
 }
 
 // PostRecv posts a receive to the SRQ (ibv_post_srq_recv).
 func (s *SRQ) PostRecv(wrID uint64, laddr uint64, length, lkey uint32) syscall.Errno {
-	return syscall.Errno(C.rpma_post_srq_recv(s.c, C.uint64_t(wrID), C.uint64_t(laddr), C.uint32_t(length), C.uint32_t(lkey)))
+	return syscall.Errno(C.rpma_post_srq_recv(s.h, C.uint64_t(wrID), C.uint64_t(laddr), C.uint32_t(length), C.uint32_t(lkey)))
 }
 
 // Destroy destroys the SRQ (ibv_destroy_srq). It is a no-op on a nil or

@@ -36,27 +36,35 @@ func (id *CMID) QP(bool) *QP { return nil }
 // HasAtomicWrite reports false.
 func (q *QP) HasAtomicWrite() bool { return false }
 
+// ToError returns ErrNotSupported in this build.
+func (q *QP) ToError() error { return ErrNotSupported }
+
 // State returns ErrNotSupported in this build.
 func (q *QP) State() (int, error) { return 0, ErrNotSupported }
 
 // PostSend returns EOPNOTSUPP in this build.
-func (q *QP) PostSend(uint64, SendOp, uint32, uint64, uint32, uint32, uint64, uint32, uint32) syscall.Errno {
-	return syscall.EOPNOTSUPP
-}
-
-// PostWriteRead returns EOPNOTSUPP in this build.
-func (q *QP) PostWriteRead(uint64, uint32, uint64, uint32, uint32, uint64, uint32, uint64, uint32, uint64, uint32, uint64) (syscall.Errno, int) {
+func (q *QP) PostSend(uint64, SendOp, uint32, uint64, uint32, uint32, uint64, uint32, uint32, Reap) (syscall.Errno, int) {
 	return syscall.EOPNOTSUPP, 0
 }
 
+// PostWriteRead returns EOPNOTSUPP in this build.
+func (q *QP) PostWriteRead(uint64, uint32, uint64, uint32, uint32, uint64, uint32, uint64, uint32, uint64, uint32, uint64, Reap) (syscall.Errno, int, int) {
+	return syscall.EOPNOTSUPP, 0, 0
+}
+
 // PostInline8 returns EOPNOTSUPP in this build.
-func (q *QP) PostInline8(uint64, uint32, uint64, uint32, uint64) syscall.Errno {
-	return syscall.EOPNOTSUPP
+func (q *QP) PostInline8(uint64, uint32, uint64, uint32, uint64, Reap) (syscall.Errno, int) {
+	return syscall.EOPNOTSUPP, 0
 }
 
 // PostAtomicWrite returns EOPNOTSUPP in this build.
-func (q *QP) PostAtomicWrite(uint64, uint32, uint64, uint32, uint64) syscall.Errno {
-	return syscall.EOPNOTSUPP
+func (q *QP) PostAtomicWrite(uint64, uint32, uint64, uint32, uint64, Reap) (syscall.Errno, int) {
+	return syscall.EOPNOTSUPP, 0
+}
+
+// PostAtomic returns EOPNOTSUPP in this build.
+func (q *QP) PostAtomic(uint64, SendOp, uint32, uint64, uint32, uint64, uint32, uint64, uint64, Reap) (syscall.Errno, int) {
+	return syscall.EOPNOTSUPP, 0
 }
 
 // PostRecv returns EOPNOTSUPP in this build.

@@ -35,6 +35,7 @@ type DeviceAttr struct {
 	MaxSRQWR        int
 	MaxQPRdAtom     int
 	MaxQPInitRdAtom int
+	AtomicCap       int    // orig_attr.atomic_cap (AtomicNone, AtomicHCA, AtomicGlob)
 	DeviceCapFlags  uint64 // orig_attr.device_cap_flags
 	CapFlagsEx      uint64 // device_cap_flags_ex
 	ODPGeneralCaps  uint64 // odp_caps.general_caps

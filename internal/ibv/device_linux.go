@@ -101,6 +101,7 @@ func (c *Context) QueryDevice() (DeviceAttr, error) {
 		MaxSRQWR:        int(o.max_srq_wr),
 		MaxQPRdAtom:     int(o.max_qp_rd_atom),
 		MaxQPInitRdAtom: int(o.max_qp_init_rd_atom),
+		AtomicCap:       int(o.atomic_cap),
 		DeviceCapFlags:  uint64(o.device_cap_flags),
 		CapFlagsEx:      uint64(a.device_cap_flags_ex),
 		ODPGeneralCaps:  uint64(a.odp_caps.general_caps),

@@ -18,8 +18,8 @@ import (
 var rdmaCore45 = []struct{ after, add string }{
 	{"\tIBV_ACCESS_HUGETLB\t\t= (1<<7),\n",
 		"\tIBV_ACCESS_FLUSH_GLOBAL\t\t= (1 << 8),\n\tIBV_ACCESS_FLUSH_PERSISTENT\t= (1 << 9),\n"},
-	{"\tIBV_QP_EX_WITH_ATOMIC_WRITE\t\t= 1 << 12,\n",
-		"\tIBV_QP_EX_WITH_FLUSH\t\t\t= 1 << 13,\n"},
+	{"\tIBV_QP_EX_WITH_TSO\t\t\t= 1 << 10,\n",
+		"\tIBV_QP_EX_WITH_FLUSH\t\t\t= 1 << 11,\n"},
 	{"\t\t\t\tuint64_t remote_addr, const void *atomic_wr);\n};\n",
 		"struct ibv_qp_ex; /* (the member goes before the brace; see below) */\n"},
 	{"struct ibv_qp_ex *ibv_qp_to_qp_ex(struct ibv_qp *qp);\n",

@@ -4,12 +4,10 @@ package ibv
 
 /*
 #cgo LDFLAGS: -libverbs
-#cgo noescape rpma_post_flush
-#cgo nocallback rpma_post_flush
-#cgo noescape rpma_post_write_flush
-#cgo nocallback rpma_post_write_flush
+#include <errno.h>
 #include <stdint.h>
 #include <infiniband/verbs.h>
+#include "rpma_ibv.h"
 
 static int rpma_has_wr_flush(struct ibv_qp *qp) {
 	struct ibv_qp_ex *qpx = ibv_qp_to_qp_ex(qp);
@@ -17,22 +15,33 @@ static int rpma_has_wr_flush(struct ibv_qp *qp) {
 }
 
 // rpma_post_flush posts a native flush of [raddr, raddr+len)
-// (ibv_wr_flush, IBV_FLUSH_RANGE).
-static int rpma_post_flush(struct ibv_qp_ex *qpx, uint64_t wr_id, uint32_t flags,
-		uint64_t raddr, uint32_t rkey, uint64_t len, uint8_t type) {
+// (ibv_wr_flush, IBV_FLUSH_RANGE), then reaps (see data_linux.go).
+static int64_t rpma_post_flush(uintptr_t qpxh, uint64_t wr_id, uint32_t flags,
+		uint64_t raddr, uint32_t rkey, uint64_t len, uint8_t type,
+		uintptr_t cq, uintptr_t out, int room) {
+	struct ibv_qp_ex *qpx = (struct ibv_qp_ex *)qpxh;
 	ibv_wr_start(qpx);
 	qpx->wr_id = wr_id;
 	qpx->wr_flags = flags;
 	ibv_wr_flush(qpx, rkey, raddr, (size_t)len, type, IBV_FLUSH_RANGE);
-	return ibv_wr_complete(qpx);
+	int ret = ibv_wr_complete(qpx);
+	return rpma_post_result(ret, rpma_reap(cq, out, room), ret == 0);
 }
 
 // rpma_post_write_flush posts an RDMA write and a native flush in one
-// batch of the extended API: one call, one doorbell.
-static int rpma_post_write_flush(struct ibv_qp_ex *qpx,
+// batch of the extended API: one call, one doorbell, all or nothing. The
+// QP must have been created with IBV_QP_EX_WITH_RDMA_WRITE as well as
+// IBV_QP_EX_WITH_FLUSH (CreateQP adds the first to the second); without
+// them it refuses rather than calling an operation the provider did not
+// set.
+static int64_t rpma_post_write_flush(uintptr_t qpxh,
 		uint64_t wr_id1, uint32_t flags1, uint64_t laddr, uint32_t len, uint32_t lkey,
 		uint64_t raddr, uint32_t rkey,
-		uint64_t wr_id2, uint32_t flags2, uint64_t fraddr, uint64_t flen, uint8_t type) {
+		uint64_t wr_id2, uint32_t flags2, uint64_t fraddr, uint64_t flen, uint8_t type,
+		uintptr_t cq, uintptr_t out, int room) {
+	struct ibv_qp_ex *qpx = (struct ibv_qp_ex *)qpxh;
+	if (qpx->wr_rdma_write == NULL || qpx->wr_flush == NULL)
+		return rpma_post_result(EOPNOTSUPP, 0, 0);
 	ibv_wr_start(qpx);
 	qpx->wr_id = wr_id1;
 	qpx->wr_flags = flags1;
@@ -44,7 +53,8 @@ static int rpma_post_write_flush(struct ibv_qp_ex *qpx,
 	qpx->wr_id = wr_id2;
 	qpx->wr_flags = flags2;
 	ibv_wr_flush(qpx, rkey, fraddr, (size_t)flen, type, IBV_FLUSH_RANGE);
-	return ibv_wr_complete(qpx);
+	int ret = ibv_wr_complete(qpx);
+	return rpma_post_result(ret, rpma_reap(cq, out, room), ret == 0 ? 2 : 0);
 }
 */
 import "C"
@@ -66,18 +76,22 @@ var (
 func (q *QP) HasFlush() bool { return q.x != nil && C.rpma_has_wr_flush(q.c) != 0 }
 
 // PostFlush posts a native flush of length bytes at raddr with the given
-// placement type (FlushGlobal or FlushPersistent).
-func (q *QP) PostFlush(wrID uint64, flags uint32, raddr uint64, rkey uint32, length uint64, typ uint8) syscall.Errno {
-	return syscall.Errno(C.rpma_post_flush(q.x, C.uint64_t(wrID), C.uint32_t(flags),
-		C.uint64_t(raddr), C.uint32_t(rkey), C.uint64_t(length), C.uint8_t(typ)))
+// placement type (FlushGlobal or FlushPersistent), then reaps.
+func (q *QP) PostFlush(wrID uint64, flags uint32, raddr uint64, rkey uint32, length uint64, typ uint8, r Reap) (syscall.Errno, int) {
+	errno, reaped, _ := unpack(C.rpma_post_flush(q.xh, C.uint64_t(wrID), C.uint32_t(flags),
+		C.uint64_t(raddr), C.uint32_t(rkey), C.uint64_t(length), C.uint8_t(typ),
+		C.uintptr_t(r.cq), C.uintptr_t(r.out), C.int(r.room)))
+	return errno, reaped
 }
 
 // PostWriteFlush posts an RDMA write followed by a native flush of
-// [fraddr, fraddr+flen), in one crossing.
+// [fraddr, fraddr+length), in one crossing (all or nothing), then reaps.
 func (q *QP) PostWriteFlush(wrID1 uint64, flags1 uint32, laddr uint64, length, lkey uint32, raddr uint64, rkey uint32,
-	wrID2 uint64, flags2 uint32, fraddr uint64, typ uint8) syscall.Errno {
-	return syscall.Errno(C.rpma_post_write_flush(q.x,
+	wrID2 uint64, flags2 uint32, fraddr uint64, typ uint8, r Reap) (syscall.Errno, int) {
+	errno, reaped, _ := unpack(C.rpma_post_write_flush(q.xh,
 		C.uint64_t(wrID1), C.uint32_t(flags1), C.uint64_t(laddr), C.uint32_t(length), C.uint32_t(lkey),
 		C.uint64_t(raddr), C.uint32_t(rkey),
-		C.uint64_t(wrID2), C.uint32_t(flags2), C.uint64_t(fraddr), C.uint64_t(length), C.uint8_t(typ)))
+		C.uint64_t(wrID2), C.uint32_t(flags2), C.uint64_t(fraddr), C.uint64_t(length), C.uint8_t(typ),
+		C.uintptr_t(r.cq), C.uintptr_t(r.out), C.int(r.room)))
+	return errno, reaped
 }

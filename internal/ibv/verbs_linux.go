@@ -4,14 +4,14 @@ package ibv
 
 /*
 #cgo LDFLAGS: -libverbs
-#cgo noescape rpma_poll_cq
-#cgo nocallback rpma_poll_cq
 #cgo noescape rpma_get_cq_event_rearm
 #cgo nocallback rpma_get_cq_event_rearm
 #include <errno.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdlib.h>
 #include <infiniband/verbs.h>
+#include "rpma_ibv.h"
 
 // rpma_alloc_pd clears errno first so that a failure without errno can be
 // told apart (librpma maps it to RPMA_E_UNKNOWN).
@@ -25,54 +25,11 @@ static struct ibv_pd *rpma_alloc_pd(struct ibv_context *ctx, int *err_no) {
 static int rpma_comp_channel_fd(struct ibv_comp_channel *ch) { return ch->fd; }
 static int rpma_cq_cqe(struct ibv_cq *cq) { return cq->cqe; }
 
-// rpma_wc has the layout of the Go type WC.
-struct rpma_wc {
-	uint64_t wr_id;
-	uint32_t status;
-	uint32_t opcode;
-	uint32_t vendor_err;
-	uint32_t byte_len;
-	uint32_t imm_data;
-	uint32_t qp_num;
-	uint32_t src_qp;
-	uint32_t wc_flags;
-};
-
 enum { rpma_wc_off_wr_id = offsetof(struct rpma_wc, wr_id),
 	rpma_wc_off_imm = offsetof(struct rpma_wc, imm_data),
 	rpma_wc_off_flags = offsetof(struct rpma_wc, wc_flags) };
 
-// rpma_poll_cq polls up to n completions into out, in one crossing, with
-// plain ibv_poll_cq. It returns the number polled or a negative value on
-// error.
-static int rpma_poll_cq(struct ibv_cq *cq, struct rpma_wc *out, int n) {
-	struct ibv_wc wc[16];
-	int got = 0;
-	while (got < n) {
-		int want = n - got;
-		if (want > 16)
-			want = 16;
-		int r = ibv_poll_cq(cq, want, wc);
-		if (r < 0)
-			return got > 0 ? got : r;
-		for (int i = 0; i < r; i++) {
-			struct rpma_wc *o = &out[got + i];
-			o->wr_id = wc[i].wr_id;
-			o->status = wc[i].status;
-			o->opcode = wc[i].opcode;
-			o->vendor_err = wc[i].vendor_err;
-			o->byte_len = wc[i].byte_len;
-			o->imm_data = wc[i].imm_data;
-			o->qp_num = wc[i].qp_num;
-			o->src_qp = wc[i].src_qp;
-			o->wc_flags = wc[i].wc_flags;
-		}
-		got += r;
-		if (r < want)
-			break;
-	}
-	return got;
-}
+static void *rpma_calloc_wc(int n) { return calloc((size_t)n, sizeof(struct rpma_wc)); }
 
 // rpma_get_cq_event_rearm is one crossing for ibv_get_cq_event, its
 // ibv_ack_cq_events and the ibv_req_notify_cq that re-arms the CQ. It
@@ -104,6 +61,7 @@ import (
 // Compile-time checks of the WC layout shared with C.
 var (
 	_ [0]struct{} = [unsafe.Sizeof(WC{}) - C.sizeof_struct_rpma_wc]struct{}{}
+	_ [0]struct{} = [C.sizeof_struct_rpma_wc - unsafe.Sizeof(WC{})]struct{}{}
 	_ [0]struct{} = [unsafe.Offsetof(WC{}.WRID) - C.rpma_wc_off_wr_id]struct{}{}
 	_ [0]struct{} = [unsafe.Offsetof(WC{}.ImmData) - C.rpma_wc_off_imm]struct{}{}
 	_ [0]struct{} = [unsafe.Offsetof(WC{}.WCFlags) - C.rpma_wc_off_flags]struct{}{}
@@ -180,6 +138,9 @@ func (ch *CompChannel) GetCQEventRearm() (CQRef, error) {
 	var cq *C.struct_ibv_cq
 	var failed C.int
 	if rc := C.rpma_get_cq_event_rearm(ch.c, &cq, &failed); rc != 0 {
+		if rc == C.EAGAIN && failed == 1 {
+			return CQRef{}, errCQEventAgain
+		}
 		call := "ibv_get_cq_event"
 		if failed == 2 {
 			call = "ibv_req_notify_cq"
@@ -212,6 +173,7 @@ func (ch *CompChannel) Destroy() error {
 // CQ is a completion queue (struct ibv_cq).
 type CQ struct {
 	c *C.struct_ibv_cq
+	h C.uintptr_t // c as an integer, for the polls
 }
 
 // CreateCQ creates a completion queue with at least cqe entries
@@ -225,7 +187,7 @@ func (c *Context) CreateCQ(cqe int, ch *CompChannel, compVector int) (*CQ, error
 	if cq == nil {
 		return nil, callError("ibv_create_cq", errnoOf(errno))
 	}
-	return &CQ{c: cq}, nil
+	return &CQ{c: cq, h: C.uintptr_t(uintptr(unsafe.Pointer(cq)))}, nil
 }
 
 // Same reports whether q and o wrap the same C CQ.
@@ -249,18 +211,45 @@ func (q *CQ) ReqNotify(solicitedOnly bool) error {
 // AckEvents acknowledges n completion events (ibv_ack_cq_events).
 func (q *CQ) AckEvents(n int) { C.ibv_ack_cq_events(q.c, C.uint(n)) }
 
-// Poll polls up to len(wc) completions into wc in one crossing
-// (ibv_poll_cq) and returns how many it got. ibv_poll_cq reports failure
-// without errno; the error then carries EIO.
-func (q *CQ) Poll(wc []WC) (int, error) {
-	if len(wc) == 0 {
+// Poll polls up to n completions into b from its element from on, in one
+// crossing (ibv_poll_cq), and returns how many it got. ibv_poll_cq
+// reports failure without errno; the error then carries EIO.
+func (q *CQ) Poll(b *WCBuf, from, n int) (int, error) {
+	if n <= 0 {
 		return 0, nil
 	}
-	n := C.rpma_poll_cq(q.c, (*C.struct_rpma_wc)(unsafe.Pointer(unsafe.SliceData(wc))), C.int(len(wc)))
-	if n < 0 {
+	got := C.rpma_poll_cq(q.h, C.uintptr_t(b.addr(from)), C.int(n))
+	if got < 0 {
 		return 0, callError("ibv_poll_cq", 0)
 	}
-	return int(n), nil
+	return int(got), nil
+}
+
+// ReapInto says that a post reaps up to room completions of q into b,
+// from its element from on; room 0 reaps nothing.
+func (q *CQ) ReapInto(b *WCBuf, from, room int) Reap {
+	if room <= 0 {
+		return Reap{}
+	}
+	return Reap{cq: uintptr(q.h), out: b.addr(from), room: room}
+}
+
+// NewWCBuf allocates n work completions in C memory (calloc).
+func NewWCBuf(n int) (*WCBuf, error) {
+	p := C.rpma_calloc_wc(C.int(n))
+	if p == nil {
+		return nil, callError("calloc", syscall.ENOMEM)
+	}
+	return &WCBuf{p: p, wcs: unsafe.Slice((*WC)(p), n)}, nil
+}
+
+// Free frees the buffer; it is a no-op on nil and on a second call.
+func (b *WCBuf) Free() {
+	if b == nil || b.p == nil {
+		return
+	}
+	C.free(b.p)
+	b.p, b.wcs = nil, nil
 }
 
 // Destroy destroys the CQ (ibv_destroy_cq). It is a no-op on a nil or

@@ -2,6 +2,8 @@
 
 package ibv
 
+import "unsafe"
+
 // Same reports false.
 func (c *Context) Same(*Context) bool { return false }
 
@@ -57,7 +59,28 @@ func (q *CQ) ReqNotify(bool) error { return ErrNotSupported }
 func (q *CQ) AckEvents(int) {}
 
 // Poll returns ErrNotSupported in this build.
-func (q *CQ) Poll([]WC) (int, error) { return 0, ErrNotSupported }
+func (q *CQ) Poll(*WCBuf, int, int) (int, error) { return 0, ErrNotSupported }
+
+// ReapInto returns the zero Reap in this build.
+func (q *CQ) ReapInto(*WCBuf, int, int) Reap { return Reap{} }
+
+// NewWCBuf allocates n work completions (in Go memory: this build has no
+// C code to poll into them).
+func NewWCBuf(n int) (*WCBuf, error) {
+	wcs := make([]WC, n)
+	b := &WCBuf{wcs: wcs}
+	if n > 0 {
+		b.p = unsafe.Pointer(&wcs[0])
+	}
+	return b, nil
+}
+
+// Free drops the buffer.
+func (b *WCBuf) Free() {
+	if b != nil {
+		b.p, b.wcs = nil, nil
+	}
+}
 
 // Destroy does nothing.
 func (q *CQ) Destroy() error { return nil }

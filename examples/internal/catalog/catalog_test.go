@@ -100,3 +100,13 @@ func TestPMemPath(t *testing.T) {
 	require.Equal(t, []string{p, "on"}, s)
 	require.Equal(t, []string{p, "1024"}, c)
 }
+
+func TestCheckCounter(t *testing.T) {
+	check := checkCounter(4, 50)
+	server := "counter: 200\nlocked counter: 4\nlock: 0\n"
+	client := "connections: 4, adds: 50, distinct old values: 200\nlock taken and released: 4 times, waited 3 times\n"
+	require.NoError(t, check(server, client))
+	require.Error(t, check("counter: 199\nlocked counter: 4\nlock: 0\n", client), "a lost add")
+	require.Error(t, check("counter: 200\nlocked counter: 3\nlock: 0\n", client), "a lost locked add")
+	require.Error(t, check(server, "connections: 4, adds: 50, distinct old values: 199\nlock taken and released: 4 times, waited 3 times\n"))
+}

@@ -8,6 +8,10 @@
 // tier a skip means RDMA was missing, which must never pass silently.
 // With -tally FILE it appends the counts and the failed names to FILE; with
 // -total FILE it only prints the failed names and the sum of a tally file.
+//
+// The last lines of each failed test's output are kept in FILE.failures
+// and printed again by -total, just before the failed names: a CI log is
+// often read from its end only, and a failure must say why there.
 package main
 
 import (
@@ -41,6 +45,7 @@ func main() {
 	var passed, failed, skipped int
 	var skippedNames, failedNames []string
 	pkgFailed := map[string]bool{}
+	outputs := map[string]*tail{}
 	sc := bufio.NewScanner(os.Stdin)
 	sc.Buffer(make([]byte, 1<<20), 16<<20)
 	for sc.Scan() {
@@ -52,6 +57,11 @@ func main() {
 		switch e.Action {
 		case "output":
 			fmt.Print(e.Output)
+			k := e.Package + "." + e.Test
+			if outputs[k] == nil {
+				outputs[k] = &tail{}
+			}
+			outputs[k].add(e.Output)
 		case "pass":
 			if e.Test != "" {
 				passed++
@@ -114,6 +124,7 @@ func main() {
 			}
 			f.Close()
 		}
+		writeFailures(*tally+".failures", *tier, failedNames, pkgs, outputs)
 	}
 	fmt.Printf("%s: %d passed, %d failed, %d skipped\n", *tier, passed, failed, skipped)
 	if bad {
@@ -142,7 +153,11 @@ func printTotal(path string) int {
 			p, fl, s = p+a, fl+b, s+c
 		}
 	}
-	// Repeated here so that the last lines of a long log name what failed.
+	// Repeated here so that the last lines of a long log say what failed,
+	// and why.
+	if b, err := os.ReadFile(path + ".failures"); err == nil {
+		os.Stdout.Write(b)
+	}
 	for _, n := range names {
 		fmt.Println(n)
 	}
@@ -151,4 +166,70 @@ func printTotal(path string) int {
 		return 1
 	}
 	return 0
+}
+
+// tailLines is how many of a failed test's last output lines -total
+// repeats; maxFailures, for how many failed tests at most.
+const (
+	tailLines   = 40
+	maxFailures = 8
+)
+
+// tail keeps the last tailLines lines written to it.
+type tail struct {
+	lines []string
+}
+
+func (t *tail) add(s string) {
+	t.lines = append(t.lines, s)
+	if len(t.lines) > 2*tailLines {
+		t.lines = append(t.lines[:0], t.lines[len(t.lines)-tailLines:]...)
+	}
+}
+
+func (t *tail) last() []string {
+	return t.lines[max(0, len(t.lines)-tailLines):]
+}
+
+// writeFailures appends the output tails of the failed tests (the leaves
+// only: a parent's output only repeats its subtests' verdicts) and of the
+// failed packages to path.
+func writeFailures(path, tier string, tests, pkgs []string, outputs map[string]*tail) {
+	var names []string
+	for _, n := range tests {
+		leaf := true
+		for _, m := range tests {
+			if strings.HasPrefix(m, n+"/") {
+				leaf = false
+			}
+		}
+		if leaf {
+			names = append(names, n)
+		}
+	}
+	for _, p := range pkgs {
+		names = append(names, p+".")
+	}
+	if len(names) == 0 {
+		return
+	}
+	f, err := os.OpenFile(path, os.O_APPEND|os.O_CREATE|os.O_WRONLY, 0o644)
+	if err != nil {
+		return
+	}
+	defer f.Close()
+	for i, n := range names {
+		if i == maxFailures {
+			fmt.Fprintf(f, "(%s: %d more failures, see above)\n", tier, len(names)-i)
+			break
+		}
+		t := outputs[n]
+		if t == nil {
+			continue
+		}
+		fmt.Fprintf(f, "--- %s: the last lines of %s:\n", tier, strings.TrimSuffix(n, "."))
+		for _, l := range t.last() {
+			fmt.Fprint(f, "    ", l)
+		}
+	}
 }

@@ -7,7 +7,13 @@ import (
 	"log/syslog"
 )
 
-// openSyslog connects to the system log, tagged "rpma".
+// openSyslog connects to the system log, tagged "rpma". Without one it
+// returns a nil io.WriteCloser, not a nil *syslog.Writer in a non-nil
+// interface.
 func openSyslog() (io.WriteCloser, error) {
-	return syslog.New(syslog.LOG_USER|syslog.LOG_DEBUG, "rpma")
+	w, err := syslog.New(syslog.LOG_USER|syslog.LOG_DEBUG, "rpma")
+	if err != nil {
+		return nil, err
+	}
+	return w, nil
 }

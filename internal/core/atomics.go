@@ -62,15 +62,5 @@ func (c *Conn) checkRemoteAtomic(op string, dst *RemoteMR, dstOff int, result *M
 	if _, _, err := localRange(op, c.peer, result, UsageReadDst, resultOff, atomicSize); err != nil {
 		return err
 	}
-	if dstOff%atomicSize != 0 {
-		return rpma.Inval(op, "offset %d is not a multiple of %d", dstOff, atomicSize)
-	}
-	raddr, _, err := remoteRange(op, dst, UsageAtomicDst, dstOff, atomicSize)
-	if err != nil {
-		return err
-	}
-	if raddr%atomicSize != 0 {
-		return rpma.Inval(op, "remote address 0x%x (region 0x%x + offset %d) is not 8-byte aligned", raddr, dst.raddr, dstOff)
-	}
-	return nil
+	return alignedRemoteWord(op, dst, dstOff, UsageAtomicDst, atomicSize)
 }

@@ -214,15 +214,25 @@ func (c *Conn) checkAtomicWrite(op string, dst *RemoteMR, dstOff int, flags rpma
 	if _, err := checkFlags(op, flags); err != nil {
 		return err
 	}
-	if dstOff%rpma.AtomicWriteAlignment != 0 {
-		return rpma.Inval(op, "offset %d is not a multiple of %d", dstOff, rpma.AtomicWriteAlignment)
+	return alignedRemoteWord(op, dst, dstOff, UsageWriteDst, rpma.AtomicWriteAlignment)
+}
+
+// alignedRemoteWord checks the n-byte word at off of dst for an operation
+// that needs the usage need and n-byte alignment: off and the remote
+// address must be multiples of n, and the word within dst.
+func alignedRemoteWord(op string, dst *RemoteMR, off, need, n int) error {
+	if dst == nil {
+		return rpma.Inval(op, "no remote memory region")
 	}
-	raddr, _, err := remoteRange(op, dst, UsageWriteDst, dstOff, rpma.AtomicWriteAlignment)
+	if off%n != 0 {
+		return rpma.Inval(op, "offset %d is not a multiple of %d", off, n)
+	}
+	raddr, _, err := remoteRange(op, dst, need, off, n)
 	if err != nil {
 		return err
 	}
-	if raddr%rpma.AtomicWriteAlignment != 0 {
-		return rpma.Inval(op, "remote address 0x%x (region 0x%x + offset %d) is not 8-byte aligned", raddr, dst.raddr, dstOff)
+	if raddr%uint64(n) != 0 {
+		return rpma.Inval(op, "remote address 0x%x (region 0x%x + offset %d) is not %d-byte aligned", raddr, dst.raddr, off, n)
 	}
 	return nil
 }

@@ -332,16 +332,7 @@ func RemoteFromDescriptor(desc []byte) (*RemoteMR, error) {
 	if len(desc) < DescriptorSize {
 		return nil, rpma.Inval(op, "descriptor of %d bytes, need %d", len(desc), DescriptorSize)
 	}
-	usage := int(desc[20])
-	if usage == 0 {
-		return nil, rpma.Inval(op, "usage type of memory is not set")
-	}
-	return &RemoteMR{
-		raddr: binary.LittleEndian.Uint64(desc[0:]),
-		size:  binary.LittleEndian.Uint64(desc[8:]),
-		rkey:  binary.LittleEndian.Uint32(desc[16:]),
-		usage: usage,
-	}, nil
+	return decodeDescriptor(op, desc, 0)
 }
 
 // RemoteFromExtendedDescriptor decodes ExtendedDescriptor's 22 bytes
@@ -355,6 +346,13 @@ func RemoteFromExtendedDescriptor(desc []byte) (*RemoteMR, error) {
 	if ext&^usageAll != 0 {
 		return nil, rpma.Inval(op, "unknown usage bits 0x%x", ext&^usageAll)
 	}
+	return decodeDescriptor(op, desc, ext)
+}
+
+// decodeDescriptor decodes the 21 bytes of librpma's descriptor at the
+// start of desc, with the usage bits ext added to its usage byte; a zero
+// usage is invalid.
+func decodeDescriptor(op string, desc []byte, ext int) (*RemoteMR, error) {
 	usage := int(desc[20]) | ext
 	if usage == 0 {
 		return nil, rpma.Inval(op, "usage type of memory is not set")

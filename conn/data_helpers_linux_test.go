@@ -15,9 +15,9 @@ import (
 	"github.com/gorpma/rpma/cq"
 	"github.com/gorpma/rpma/ep"
 	"github.com/gorpma/rpma/internal/rdmatest"
+	"github.com/gorpma/rpma/internal/rdmatest/fixture"
 	"github.com/gorpma/rpma/mr"
 	"github.com/gorpma/rpma/peer"
-	"github.com/gorpma/rpma/pmem"
 	"github.com/gorpma/rpma/rpma"
 )
 
@@ -67,16 +67,7 @@ func pairCfg(t *testing.T, p *peer.Peer, e *ep.Endpoint, ip string, ccfg, scfg *
 // region allocates size bytes of DRAM and registers them for usage; both
 // are released when the test ends.
 func region(t *testing.T, p *peer.Peer, size int, usage mr.Usage) (*mr.Local, []byte) {
-	t.Helper()
-	r, err := pmem.Alloc(size)
-	require.NoError(t, err)
-	m, err := mr.Reg(p, r.Bytes(), usage)
-	require.NoError(t, err)
-	t.Cleanup(func() {
-		require.NoError(t, m.Dereg())
-		require.NoError(t, r.Close())
-	})
-	return m, r.Bytes()
+	return fixture.Region(t, p, size, usage)
 }
 
 // remoteOf is what the other side gets from m's descriptor.

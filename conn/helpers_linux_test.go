@@ -12,6 +12,7 @@ import (
 	"github.com/gorpma/rpma/conn"
 	"github.com/gorpma/rpma/ep"
 	"github.com/gorpma/rpma/internal/rdmatest"
+	"github.com/gorpma/rpma/internal/rdmatest/fixture"
 	"github.com/gorpma/rpma/peer"
 	"github.com/gorpma/rpma/rpma"
 )
@@ -28,26 +29,10 @@ func testCtx(t *testing.T) context.Context {
 
 // newPeer returns a peer on the test address's device, closed (with its
 // device) when the test ends.
-func newPeer(t *testing.T) (*peer.Peer, string) {
-	t.Helper()
-	ip := rdmatest.IP(t)
-	dev, err := peer.DeviceForAddress(ip, rpma.IbvContextLocal)
-	require.NoError(t, err)
-	p, err := peer.New(dev)
-	require.NoError(t, err)
-	t.Cleanup(func() {
-		require.NoError(t, p.Close(), "peer close: everything else must be closed first")
-		require.NoError(t, dev.Close())
-	})
-	return p, ip
-}
+func newPeer(t *testing.T) (*peer.Peer, string) { return fixture.Peer(t) }
 
-func listen(t *testing.T, p *peer.Peer, ip string) *ep.Endpoint {
-	t.Helper()
-	e := listen2(t, p, ip)
-	t.Cleanup(func() { require.NoError(t, e.Shutdown()) })
-	return e
-}
+// listen listens on a free port until the test ends.
+func listen(t *testing.T, p *peer.Peer, ip string) *ep.Endpoint { return fixture.Listen(t, p, ip) }
 
 // listen2 listens on a free port; the caller closes the endpoint.
 func listen2(t *testing.T, p *peer.Peer, ip string) *ep.Endpoint {

@@ -16,9 +16,9 @@ import (
 	"github.com/gorpma/rpma/cq"
 	"github.com/gorpma/rpma/ep"
 	"github.com/gorpma/rpma/internal/rdmatest"
+	"github.com/gorpma/rpma/internal/rdmatest/fixture"
 	"github.com/gorpma/rpma/mr"
 	"github.com/gorpma/rpma/peer"
-	"github.com/gorpma/rpma/pmem"
 	"github.com/gorpma/rpma/rpma"
 	"github.com/gorpma/rpma/srq"
 )
@@ -76,13 +76,7 @@ func connect(t *testing.T, ctx context.Context, p *peer.Peer, e *ep.Endpoint, ip
 }
 
 func reg(t *testing.T, p *peer.Peer, size int, usage mr.Usage) (*mr.Local, []byte) {
-	t.Helper()
-	r, err := pmem.Alloc(size)
-	require.NoError(t, err)
-	m, err := mr.Reg(p, r.Bytes(), usage)
-	require.NoError(t, err)
-	t.Cleanup(func() { require.NoError(t, m.Dereg()); require.NoError(t, r.Close()) })
-	return m, r.Bytes()
+	return fixture.Region(t, p, size, usage)
 }
 
 func next(t *testing.T, ctx context.Context, q *cq.CQ) cq.WC {

@@ -19,6 +19,7 @@ import (
 	"github.com/gorpma/rpma/cq"
 	"github.com/gorpma/rpma/ep"
 	"github.com/gorpma/rpma/internal/rdmatest"
+	testfix "github.com/gorpma/rpma/internal/rdmatest/fixture"
 	"github.com/gorpma/rpma/mr"
 	"github.com/gorpma/rpma/peer"
 	"github.com/gorpma/rpma/pmem"
@@ -63,27 +64,8 @@ func testCtx(t *testing.T) context.Context {
 	return ctx
 }
 
-func newPeer(t *testing.T, ip string) *peer.Peer {
-	dev, err := peer.DeviceForAddress(ip, rpma.IbvContextLocal)
-	require.NoError(t, err)
-	p, err := peer.New(dev)
-	require.NoError(t, err)
-	t.Cleanup(func() {
-		require.NoError(t, p.Close())
-		require.NoError(t, dev.Close())
-	})
-	return p
-}
-
 func reg(t *testing.T, p *peer.Peer, usage mr.Usage) *mr.Local {
-	r, err := pmem.Alloc(regionSize)
-	require.NoError(t, err)
-	m, err := mr.Reg(p, r.Bytes(), usage)
-	require.NoError(t, err)
-	t.Cleanup(func() {
-		require.NoError(t, m.Dereg())
-		require.NoError(t, r.Close())
-	})
+	m, _ := testfix.Region(t, p, regionSize, usage)
 	return m
 }
 
@@ -128,8 +110,8 @@ func connect(t *testing.T, f *fixture, ccfg, scfg *conn.Config) (client, server 
 func newFixture(t *testing.T) *fixture {
 	ip := rdmatest.IP(t)
 	f := &fixture{ip: ip, local: map[mr.Usage]*mr.Local{}, remote: map[mr.Usage]*mr.Remote{}}
-	f.p = newPeer(t, ip)
-	f.foreign = newPeer(t, ip)
+	f.p, _ = testfix.Peer(t)
+	f.foreign, _ = testfix.Peer(t)
 	e, err := ep.Listen(f.p, ip, "0")
 	require.NoError(t, err)
 	t.Cleanup(func() { require.NoError(t, e.Shutdown()) })

@@ -171,7 +171,7 @@ func printTotal(path string) int {
 // tailLines is how many of a failed test's last output lines -total
 // repeats; maxFailures, for how many failed tests at most.
 const (
-	tailLines   = 40
+	tailLines   = 30
 	maxFailures = 8
 )
 
@@ -207,9 +207,16 @@ func writeFailures(path, tier string, tests, pkgs []string, outputs map[string]*
 			names = append(names, n)
 		}
 	}
+	// A package's own tail (its FAIL line, the guest's dmesg) says why
+	// only when no test of it failed: a crash, a timeout, a build error.
+	// It goes first, so that the tests' tails end the log.
+	var pkgNames []string
 	for _, p := range pkgs {
-		names = append(names, p+".")
+		if !hasTestIn(names, p) {
+			pkgNames = append(pkgNames, p+".")
+		}
 	}
+	names = append(pkgNames, names...)
 	if len(names) == 0 {
 		return
 	}
@@ -232,4 +239,15 @@ func writeFailures(path, tier string, tests, pkgs []string, outputs map[string]*
 			fmt.Fprint(f, "    ", l)
 		}
 	}
+}
+
+// hasTestIn reports whether one of the names (package.Test) is a test of
+// package pkg.
+func hasTestIn(names []string, pkg string) bool {
+	for _, n := range names {
+		if strings.HasPrefix(n, pkg+".") && len(n) > len(pkg)+1 {
+			return true
+		}
+	}
+	return false
 }

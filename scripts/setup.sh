@@ -23,12 +23,26 @@ if ! command -v apt-get >/dev/null; then
 	exit 1
 fi
 
-# 1. bookworm-security in apt's sources.
-if ! grep -rqs 'bookworm-security' /etc/apt/sources.list /etc/apt/sources.list.d/; then
-	echo "setup: adding bookworm-security to apt's sources"
-	cat >/etc/apt/sources.list.d/rpma-bookworm-security.sources <<'SRC'
+# 1. bookworm-security in apt's sources, from the mirror the machine
+#    already uses (scripts/apt-sources.sh derives it; no mirror is named
+#    here).
+sources="$(dirname "$0")/apt-sources.sh"
+if ! bash "$sources" has-suite bookworm-security; then
+	if ! uri=$(bash "$sources" security-uri); then
+		cat >&2 <<'MSG'
+setup: apt's sources have no bookworm-security suite, the only source of
+the 6.12 kernels the VM boots, and no Debian bookworm source whose URI it
+could be derived from. Add a source for suite bookworm-security, component
+main, from the security archive of the mirror you use (on Debian's own
+mirrors it sits beside the main archive, its path ending in
+debian-security), to /etc/apt/sources.list.d, then run this again.
+MSG
+		exit 1
+	fi
+	echo "setup: adding bookworm-security from $uri to apt's sources"
+	cat >/etc/apt/sources.list.d/rpma-bookworm-security.sources <<SRC
 Types: deb
-URIs: http://deb.debian.org/debian-security
+URIs: $uri
 Suites: bookworm-security
 Components: main
 Signed-By: /usr/share/keyrings/debian-archive-keyring.gpg

@@ -23,7 +23,8 @@ cgo=$(go list -f '{{if .CgoFiles}}{{.ImportPath}}{{end}}' ./... | grep -v '/inte
 CGO_ENABLED=0 go build ./... || fail "build without cgo"
 CGO_ENABLED=0 go test -count=1 -run '^TestNotSupported$' ./peer/ >/dev/null || fail "RDMA without cgo is not a clear ErrNotSupported"
 for target in windows/amd64 darwin/arm64 freebsd/amd64 wasip1/wasm; do
-	GOOS=${target%/*} GOARCH=${target#*/} go build ./... || fail "build for $target"
+	# vet builds the tests too, which a plain build would not.
+	GOOS=${target%/*} GOARCH=${target#*/} go vet ./... || fail "build and vet for $target"
 done
 [ $status -eq 0 ] && echo "lint: ok"
 exit $status

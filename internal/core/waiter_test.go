@@ -237,3 +237,69 @@ func TestCloseWakesFollowers(t *testing.T) {
 		}
 	}
 }
+
+// TestWaiter checks the poller-backed wait on a pipe, which behaves like
+// the rdma_cm and completion channel fds (non-blocking, pollable).
+func TestWaiter(t *testing.T) {
+	var fds [2]int
+	require.NoError(t, syscall.Pipe(fds[:]))
+	defer syscall.Close(fds[1])
+	defer syscall.Close(fds[0])
+	w, err := newWaiter(fds[0], "pipe")
+	require.NoError(t, err)
+	defer w.close()
+
+	read := func() bool {
+		var b [1]byte
+		n, err := syscall.Read(fds[0], b[:])
+		return n == 1 && err == nil
+	}
+
+	// Data ready: no wait.
+	_, err = syscall.Write(fds[1], []byte{1})
+	require.NoError(t, err)
+	require.NoError(t, waitErr(w.wait(context.Background(), false, epoch{}, tryFunc(read))))
+
+	// Data arriving later wakes the waiter.
+	go func() {
+		time.Sleep(20 * time.Millisecond)
+		syscall.Write(fds[1], []byte{1})
+	}()
+	require.NoError(t, waitErr(w.wait(context.Background(), false, epoch{}, tryFunc(read))))
+
+	// A deadline ends the wait with context.DeadlineExceeded.
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Millisecond)
+	defer cancel()
+	start := time.Now()
+	err = waitErr(w.wait(ctx, false, epoch{}, tryFunc(read)))
+	require.ErrorIs(t, err, context.DeadlineExceeded)
+	require.Less(t, time.Since(start), 5*time.Second)
+
+	// Cancellation ends the wait with context.Canceled, promptly.
+	ctx, cancel = context.WithCancel(context.Background())
+	go func() { time.Sleep(20 * time.Millisecond); cancel() }()
+	start = time.Now()
+	err = waitErr(w.wait(ctx, false, epoch{}, tryFunc(read)))
+	require.ErrorIs(t, err, context.Canceled)
+	t.Logf("cancel latency on a pipe: %v", time.Since(start)-20*time.Millisecond)
+
+	// An already cancelled context returns at once, without reading.
+	_, err = syscall.Write(fds[1], []byte{1})
+	require.NoError(t, err)
+	err = waitErr(w.wait(ctx, false, epoch{}, tryFunc(func() bool { t.Fatal("try called"); return true })))
+	require.ErrorIs(t, err, context.Canceled)
+
+	// The previous cancellation left no past deadline behind.
+	require.NoError(t, waitErr(w.wait(context.Background(), false, epoch{}, tryFunc(read))))
+
+	// close wakes a blocked wait with os.ErrClosed.
+	go func() { time.Sleep(20 * time.Millisecond); w.close() }()
+	err = waitErr(w.wait(context.Background(), false, epoch{}, tryFunc(read)))
+	require.True(t, errors.Is(err, os.ErrClosed), "%v", err)
+}
+
+// TestIsAgainENODATA: librdmacm's non-blocking rdma_get_cm_event fails
+// with ENODATA, not EAGAIN, when no event is pending (Linux only).
+func TestIsAgainENODATA(t *testing.T) {
+	require.True(t, isAgain(os.NewSyscallError("rdma_get_cm_event", syscall.ENODATA)))
+}

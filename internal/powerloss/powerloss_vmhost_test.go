@@ -3,7 +3,6 @@
 package powerloss
 
 import (
-	"bufio"
 	"fmt"
 	"io"
 	"math/rand/v2"
@@ -19,6 +18,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/gorpma/rpma/internal/vm"
+	"github.com/gorpma/rpma/internal/vm/vmtest"
 )
 
 // Parameters of the test. Each kill point costs one server boot (~8 s under
@@ -32,96 +32,6 @@ const (
 	roundTimeout    = 3 * time.Minute
 	maxAckedPerKill = perRound / 2
 )
-
-// lines turns a VM's stdout into a channel of lines.
-type lines struct {
-	w       *io.PipeWriter
-	ch      chan string
-	pending []string // lines read ahead by drain, not consumed
-}
-
-func newLines(t *testing.T, name string) *lines {
-	r, w := io.Pipe()
-	l := &lines{w: w, ch: make(chan string, 4096)}
-	go func() {
-		sc := bufio.NewScanner(r)
-		for sc.Scan() {
-			t.Logf("%s: %s", name, sc.Text())
-			l.ch <- sc.Text()
-		}
-		close(l.ch)
-	}()
-	return l
-}
-
-// logWriter sends a VM's stderr to the test log, line by line.
-func logWriter(t *testing.T, name string) io.Writer {
-	return newLines(t, name).w
-}
-
-// next returns the next line with one of the prefixes, or fails at d or
-// when the output ends.
-func (l *lines) next(t *testing.T, d time.Duration, prefixes ...string) string {
-	t.Helper()
-	s, ok := l.tryNext(t, d, prefixes...)
-	require.True(t, ok, "output ended while waiting for %v", prefixes)
-	return s
-}
-
-// tryNext is next, reporting false instead of failing when the output
-// ended first.
-func (l *lines) tryNext(t *testing.T, d time.Duration, prefixes ...string) (string, bool) {
-	t.Helper()
-	timer := time.NewTimer(d)
-	defer timer.Stop()
-	for {
-		var s string
-		ok := true
-		if len(l.pending) > 0 {
-			s, l.pending = l.pending[0], l.pending[1:]
-		} else {
-			select {
-			case s, ok = <-l.ch:
-			case <-timer.C:
-				t.Fatalf("no %v within %v", prefixes, d)
-			}
-		}
-		if !ok {
-			return "", false
-		}
-		for _, p := range prefixes {
-			if strings.HasPrefix(s, p) {
-				return s, true
-			}
-		}
-	}
-}
-
-// boot starts a VM whose stdout goes to a fresh lines named name and
-// returns it with its first line that has one of the prefixes. A VM whose
-// kernel crashed while booting (rare under TCG; the command never ran) is
-// booted again, up to vm.BootAttempts times in all, as rxevm does.
-func boot(t *testing.T, p *vm.Prepared, name string, node func(stdout io.Writer) vm.Node,
-	prefixes ...string) (*vm.Machine, *lines, string) {
-	t.Helper()
-	for attempt := 1; ; attempt++ {
-		out := newLines(t, name)
-		m, err := p.Start(node(out.w))
-		require.NoError(t, err)
-		go func() {
-			<-m.Done() // the VM exited and its output is drained
-			out.w.Close()
-		}()
-		if s, ok := out.tryNext(t, roundTimeout, prefixes...); ok {
-			return m, out, s
-		}
-		<-m.Done()
-		crashed := m.DiedBeforeCommand()
-		m.Close()
-		require.True(t, crashed && attempt < vm.BootAttempts, "%s: output ended while waiting for %v", name, prefixes)
-		t.Logf("%s: the VM crashed while booting; booting it again (attempt %d of %d)", name, attempt+1, vm.BootAttempts)
-	}
-}
 
 // TestMain lets this test binary serve as the VMs' guest agent.
 func TestMain(m *testing.M) {
@@ -156,7 +66,7 @@ func phase(t *testing.T, p *vm.Prepared, plnode, mode string, rounds int) []roun
 	}
 	args := []string{"-rounds", strconv.Itoa(rounds), "-per-round", strconv.Itoa(perRound)}
 
-	var clientOut *lines
+	var clientOut *vmtest.Lines
 	var client *vm.Machine
 	defer func() {
 		if client != nil {
@@ -173,13 +83,13 @@ func phase(t *testing.T, p *vm.Prepared, plnode, mode string, rounds int) []roun
 	rng := rand.New(rand.NewPCG(uint64(time.Now().UnixNano()), 7))
 	for k := 0; k <= rounds; k++ {
 		name := fmt.Sprintf("%s server %d", mode, k)
-		server, serverOut, s := boot(t, p, name, func(stdout io.Writer) vm.Node {
-			return vm.Node{Index: 0, Wire: w, Stdout: stdout, Stderr: logWriter(t, name+" stderr"),
+		server, serverOut, s := vmtest.Boot(t, p, name, roundTimeout, func(stdout io.Writer) vm.Node {
+			return vm.Node{Index: 0, Wire: w, Stdout: stdout, Stderr: vmtest.LogWriter(t, name+" stderr"),
 				PMem: vm.PMem{Size: pmemSize, File: nv, Mode: "devdax"},
 				Argv: append([]string{plnode, "server"}, args...)}
 		}, "HAVE ", "READY")
 		// The fresh server first reports what survived of earlier rounds.
-		for ; s != "READY"; s = serverOut.next(t, roundTimeout, "HAVE ", "READY") {
+		for ; s != "READY"; s = serverOut.Next(t, roundTimeout, "HAVE ", "READY") {
 			var r uint32
 			var ranges string
 			_, err := fmt.Sscanf(s, "HAVE %d %s", &r, &ranges)
@@ -199,17 +109,17 @@ func phase(t *testing.T, p *vm.Prepared, plnode, mode string, rounds int) []roun
 			// The client boots once the first server listens, so that it
 			// never talks to a wire with nobody on the other end (seen to
 			// stall address resolution at the start of a phase).
-			client, clientOut, round = boot(t, p, mode+" client", func(stdout io.Writer) vm.Node {
-				return vm.Node{Index: 1, Wire: w, Stdout: stdout, Stderr: logWriter(t, mode+" client stderr"),
+			client, clientOut, round = vmtest.Boot(t, p, mode+" client", roundTimeout, func(stdout io.Writer) vm.Node {
+				return vm.Node{Index: 1, Wire: w, Stdout: stdout, Stderr: vmtest.LogWriter(t, mode+" client stderr"),
 					Argv: append([]string{plnode, "client", "-mode", mode, "-peer", vm.NodeIP(0)}, args...)}
 			}, "ROUND ")
 		} else {
-			round = clientOut.next(t, roundTimeout, "ROUND ")
+			round = clientOut.Next(t, roundTimeout, "ROUND ")
 		}
 		target := 1 + rng.IntN(maxAckedPerKill)
 		require.Equal(t, fmt.Sprintf("ROUND %d", k), round)
 		for n := 0; n < target; {
-			s := clientOut.next(t, roundTimeout, "ACK ", "DONE ")
+			s := clientOut.Next(t, roundTimeout, "ACK ", "DONE ")
 			if strings.HasPrefix(s, "DONE ") {
 				break
 			}
@@ -230,10 +140,10 @@ func phase(t *testing.T, p *vm.Prepared, plnode, mode string, rounds int) []roun
 }
 
 // drain consumes the ACK lines already written.
-func drain(l *lines, acked func(r, s uint32)) {
+func drain(l *vmtest.Lines, acked func(r, s uint32)) {
 	for {
 		select {
-		case s, ok := <-l.ch:
+		case s, ok := <-l.C:
 			if !ok {
 				return
 			}
@@ -241,7 +151,7 @@ func drain(l *lines, acked func(r, s uint32)) {
 			if _, err := fmt.Sscanf(s, "ACK %d %d", &r, &seq); err == nil {
 				acked(r, seq)
 			} else {
-				l.pending = append(l.pending, s)
+				l.Pending = append(l.Pending, s)
 			}
 		case <-time.After(200 * time.Millisecond):
 			return

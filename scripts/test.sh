@@ -24,7 +24,7 @@ summary=$root/bin/testsummary
 
 # Packages whose tests run in the VM: all but the harness itself and the
 # host-only checks of the scripts.
-mapfile -t vm_pkgs < <(go list ./... | grep -v -e '/cmd/rxevm$' -e '/internal/vm$' -e '/internal/cmd/' -e '/internal/powerloss' -e '/scripts$')
+mapfile -t vm_pkgs < <(go list ./... | grep -v -e '/cmd/rxevm$' -e '/internal/vm$' -e '/internal/cmd/' -e '/internal/powerloss' -e '/internal/faults' -e '/scripts$')
 
 tier() {
 	local name=$1
@@ -49,7 +49,7 @@ vm() {
 vmhost() {
 	# One package at a time: the harness tests and the power-loss test each
 	# boot VMs, and two VMs per core make TCG crawl.
-	go test -tags vmhost -p 1 -count=1 -timeout 40m -json ./cmd/... ./internal/vm/... ./internal/powerloss/... 2>&1 |
+	go test -tags vmhost -p 1 -count=1 -timeout 40m -json ./cmd/... ./internal/vm/... ./internal/faults/... ./internal/powerloss/... 2>&1 |
 		"$summary" -tier vmhost -no-skips -tally "$tally"
 }
 

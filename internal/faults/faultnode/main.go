@@ -1,0 +1,433 @@
+// Command faultnode is the program the fault tests' VMs run: one side of
+// a set of connections whose other side's VM the test kills.
+//
+//	faultnode lend -accept N              accept N connections, lend memory
+//	faultnode lend-connect -peer A -conns N
+//	                                      connect N times to A, lend memory
+//	faultnode survive -as connect|accept -peer A -cases LIST -kill-file F
+//
+// The lending side registers a region, offers its descriptor in the
+// private data and only answers (it has nothing outstanding); it is the
+// side that dies. The surviving side opens one connection per case of
+// LIST (comma-separated names of the cases table below), in order,
+// prints "READY" once each has completed one write, then runs each case's
+// activity. When F appears (the test created it right after killing the
+// other VM) it measures how each connection ended and prints, per case,
+//
+//	RESULT name ms=M end=E
+//
+// where M is the time from seeing F to the end (negative: the connection
+// ended before the kill) and E one of retry-exceeded (a work completion
+// with IBV_WC_RETRY_EXC_ERR), peer-timeout (a failure caused by
+// rpma.ErrPeerTimeout), none (nothing within the case's patience), or
+// other:... (anything else). Then it closes everything and prints
+// "LEAKS fds=D objects=O": the change in open file descriptors since
+// before the first connection, and the C-backed objects still tracked.
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"os"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/gorpma/rpma/conn"
+	"github.com/gorpma/rpma/cq"
+	"github.com/gorpma/rpma/ep"
+	"github.com/gorpma/rpma/internal/leak"
+	"github.com/gorpma/rpma/mr"
+	"github.com/gorpma/rpma/peer"
+	"github.com/gorpma/rpma/rpma"
+)
+
+const port = "7305"
+
+// A case is one connection of the surviving side.
+type testCase struct {
+	retry    int           // conn.Config.RetryCount (ignored when accepting)
+	timeout  time.Duration // conn.Config.PeerTimeout
+	activity string        // busy: write after write; after: one write once F appears; idle: none
+	patience time.Duration // how long after F to wait for the end
+}
+
+var cases = map[string]testCase{
+	"retry2-busy":   {retry: 2, activity: "busy", patience: 30 * time.Second},
+	"retry2-after":  {retry: 2, activity: "after", patience: 30 * time.Second},
+	"timeout-busy":  {retry: 7, timeout: 2 * time.Second, activity: "busy", patience: 30 * time.Second},
+	"timeout-idle":  {retry: 7, timeout: 2 * time.Second, activity: "idle", patience: 30 * time.Second},
+	"retry7-after":  {retry: 7, activity: "after", patience: 10 * time.Second},
+	"ignored-after": {retry: 2, activity: "after", patience: 10 * time.Second},
+}
+
+func main() {
+	if len(os.Args) < 2 {
+		fatal("usage: faultnode lend|lend-connect|survive [flags]")
+	}
+	fs := flag.NewFlagSet(os.Args[1], flag.ExitOnError)
+	accept := fs.Int("accept", 1, "lend: connections to accept")
+	conns := fs.Int("conns", 1, "lend-connect: connections to make")
+	peerIP := fs.String("peer", "", "the other side's address")
+	as := fs.String("as", "connect", "survive: connect or accept")
+	list := fs.String("cases", "", "survive: the cases, comma-separated")
+	killFile := fs.String("kill-file", "", "survive: created once the other VM is dead")
+	fs.Parse(os.Args[2:])
+	var err error
+	switch os.Args[1] {
+	case "lend":
+		err = lend(*accept)
+	case "lend-connect":
+		err = lendConnect(*peerIP, *conns)
+	case "survive":
+		err = survive(*as, *peerIP, strings.Split(*list, ","), *killFile)
+	default:
+		err = fmt.Errorf("unknown role %q", os.Args[1])
+	}
+	if err != nil {
+		fatal("faultnode %s: %v", os.Args[1], err)
+	}
+}
+
+func fatal(format string, args ...any) {
+	fmt.Fprintf(os.Stderr, format+"\n", args...)
+	os.Exit(1)
+}
+
+// newPeer opens the device of the VM's own address.
+func newPeer() (*peer.Peer, func(), error) {
+	dev, err := peer.DeviceForAddress(os.Getenv("RPMA_TEST_IP"), rpma.IbvContextLocal)
+	if err != nil {
+		return nil, nil, err
+	}
+	p, err := peer.New(dev)
+	if err != nil {
+		dev.Close()
+		return nil, nil, err
+	}
+	return p, func() { p.Close(); dev.Close() }, nil
+}
+
+// lendRegion registers 1 MiB for the other side's writes.
+func lendRegion(p *peer.Peer) ([]byte, error) {
+	m, err := mr.Reg(p, make([]byte, 1<<20), mr.UsageWriteDst|mr.UsageReadSrc|mr.UsageFlushVisibility)
+	if err != nil {
+		return nil, err
+	}
+	d := m.Descriptor()
+	return d[:], nil
+}
+
+// serve answers a connection's events until it ends.
+func serve(c *conn.Conn) {
+	for {
+		ev, err := c.NextEvent(context.Background())
+		if err != nil || ev == rpma.ConnClosed || ev == rpma.ConnLost {
+			c.Close()
+			return
+		}
+	}
+}
+
+func lend(n int) error {
+	p, done, err := newPeer()
+	if err != nil {
+		return err
+	}
+	defer done()
+	pdata, err := lendRegion(p)
+	if err != nil {
+		return err
+	}
+	e, err := ep.Listen(p, os.Getenv("RPMA_TEST_IP"), port)
+	if err != nil {
+		return err
+	}
+	fmt.Println("LISTENING")
+	for i := 0; i < n; i++ {
+		req, err := e.NextConnReq(context.Background(), nil)
+		if err != nil {
+			return err
+		}
+		c, err := req.Connect(pdata)
+		if err != nil {
+			return err
+		}
+		go serve(c)
+	}
+	select {} // until the test kills the VM
+}
+
+func lendConnect(peerIP string, n int) error {
+	p, done, err := newPeer()
+	if err != nil {
+		return err
+	}
+	defer done()
+	pdata, err := lendRegion(p)
+	if err != nil {
+		return err
+	}
+	for i := 0; i < n; i++ {
+		c, err := connect(p, peerIP, conn.DefaultConfig(), pdata)
+		if err != nil {
+			return err
+		}
+		go serve(c)
+	}
+	fmt.Println("CONNECTED")
+	select {}
+}
+
+// connect connects to peerIP, retrying while nobody listens, and waits
+// for ESTABLISHED.
+func connect(p *peer.Peer, peerIP string, cfg *conn.Config, pdata []byte) (*conn.Conn, error) {
+	deadline := time.Now().Add(3 * time.Minute)
+	for {
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		c, err := tryConnect(ctx, p, peerIP, cfg, pdata)
+		cancel()
+		if err == nil || time.Now().After(deadline) {
+			return c, err
+		}
+		time.Sleep(300 * time.Millisecond)
+	}
+}
+
+func tryConnect(ctx context.Context, p *peer.Peer, peerIP string, cfg *conn.Config, pdata []byte) (*conn.Conn, error) {
+	req, err := conn.NewRequest(ctx, p, peerIP, port, cfg)
+	if err != nil {
+		return nil, err
+	}
+	c, err := req.Connect(pdata)
+	if err != nil {
+		return nil, err
+	}
+	if err := established(ctx, c); err != nil {
+		c.Close()
+		return nil, err
+	}
+	return c, nil
+}
+
+func established(ctx context.Context, c *conn.Conn) error {
+	ev, err := c.NextEvent(ctx)
+	if err == nil && ev != rpma.ConnEstablished {
+		err = fmt.Errorf("connection %v", ev)
+	}
+	return err
+}
+
+// survivor is one case's connection.
+type survivor struct {
+	name string
+	tc   testCase
+	c    *conn.Conn
+	rem  *mr.Remote
+	src  *mr.Local
+}
+
+func survive(as, peerIP string, names []string, killFile string) error {
+	// A first peer, closed at once, lets librdmacm and the runtime open
+	// what they keep for the process's life (device contexts, the
+	// poller), so that the count below sees only the connections' own.
+	_, done, err := newPeer()
+	if err != nil {
+		return err
+	}
+	done()
+	leak.Enable()
+	fdsBefore := openFDs()
+	p, done, err := newPeer()
+	if err != nil {
+		return err
+	}
+	src, err := mr.Reg(p, make([]byte, 4096), mr.UsageWriteSrc)
+	if err != nil {
+		return err
+	}
+	var e *ep.Endpoint
+	if as == "accept" {
+		if e, err = ep.Listen(p, os.Getenv("RPMA_TEST_IP"), port); err != nil {
+			return err
+		}
+		fmt.Println("LISTENING")
+	}
+	var ss []*survivor
+	for _, name := range names {
+		tc, ok := cases[name]
+		if !ok {
+			return fmt.Errorf("unknown case %q", name)
+		}
+		cfg := conn.DefaultConfig()
+		cfg.RetryCount, cfg.PeerTimeout = tc.retry, tc.timeout
+		var c *conn.Conn
+		if as == "accept" {
+			c, err = acceptOne(e, cfg)
+		} else {
+			c, err = connect(p, peerIP, cfg, nil)
+		}
+		if err != nil {
+			return fmt.Errorf("%s: %w", name, err)
+		}
+		rem, err := mr.RemoteFromDescriptor(c.PrivateData())
+		if err != nil {
+			return fmt.Errorf("%s: %w", name, err)
+		}
+		s := &survivor{name: name, tc: tc, c: c, rem: rem, src: src}
+		if err := s.write(context.Background()); err != nil {
+			return fmt.Errorf("%s: the first write: %w", name, err)
+		}
+		ss = append(ss, s)
+	}
+	if e != nil {
+		e.Shutdown()
+	}
+	fmt.Println("READY")
+
+	killed := make(chan time.Time, 1)
+	go func() {
+		for {
+			if _, err := os.Stat(killFile); err == nil {
+				killed <- time.Now()
+				return
+			}
+			time.Sleep(5 * time.Millisecond)
+		}
+	}()
+	var wg sync.WaitGroup
+	var mu sync.Mutex
+	var killAt time.Time
+	kill := make(chan struct{})
+	go func() { killAt = <-killed; close(kill) }()
+	for _, s := range ss {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			end := s.run(kill)
+			<-kill
+			mu.Lock()
+			fmt.Printf("RESULT %s ms=%d end=%s\n", s.name, end.at.Sub(killAt).Milliseconds(), end.what)
+			mu.Unlock()
+		}()
+	}
+	wg.Wait()
+	for _, s := range ss {
+		s.c.Close()
+	}
+	src.Dereg()
+	done()
+	fmt.Printf("LEAKS fds=%d objects=%d\n", openFDs()-fdsBefore, leak.Count())
+	return nil
+}
+
+func acceptOne(e *ep.Endpoint, cfg *conn.Config) (*conn.Conn, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	req, err := e.NextConnReq(ctx, cfg)
+	if err != nil {
+		return nil, err
+	}
+	c, err := req.Connect(nil)
+	if err != nil {
+		return nil, err
+	}
+	if err := established(ctx, c); err != nil {
+		c.Close()
+		return nil, err
+	}
+	return c, nil
+}
+
+// write posts one 4 KiB write and waits for its completion (polling).
+func (s *survivor) write(ctx context.Context) error {
+	if err := s.c.Write(s.rem, 0, s.src, 0, 4096, rpma.CompletionAlways, 1); err != nil {
+		return err
+	}
+	var wcs [1]cq.WC
+	for {
+		n, err := s.c.CQ().GetWC(wcs[:])
+		if n == 1 {
+			return wcs[0].Err()
+		}
+		if !errors.Is(err, rpma.ErrNoCompletion) {
+			return err
+		}
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		time.Sleep(100 * time.Microsecond)
+	}
+}
+
+type ending struct {
+	at   time.Time
+	what string
+}
+
+// run runs the case's activity and returns how the connection ended.
+func (s *survivor) run(kill <-chan struct{}) ending {
+	deadline := func() context.Context {
+		// Bounded by the patience once the kill is seen, and by a minute
+		// before it (the test's own bound is larger).
+		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+		go func() {
+			select {
+			case <-kill:
+				select {
+				case <-time.After(s.tc.patience):
+				case <-ctx.Done():
+				}
+			case <-ctx.Done():
+			}
+			cancel()
+		}()
+		return ctx
+	}
+	ctx := deadline()
+	var err error
+	switch s.tc.activity {
+	case "busy":
+		for err == nil {
+			err = s.write(ctx)
+		}
+	case "after":
+		select {
+		case <-kill:
+			err = s.write(ctx)
+		case <-ctx.Done():
+			err = ctx.Err()
+		}
+	case "idle":
+		for err == nil {
+			var ev rpma.ConnEvent
+			ev, err = s.c.NextEvent(ctx)
+			if err == nil && ev != rpma.ConnEstablished {
+				err = fmt.Errorf("event %v: %w", ev, s.c.Broken())
+			}
+		}
+	}
+	return ending{at: time.Now(), what: classify(s.c, err)}
+}
+
+// classify names how a connection ended.
+func classify(c *conn.Conn, err error) string {
+	var wce *rpma.WCError
+	switch {
+	case errors.Is(err, context.DeadlineExceeded), errors.Is(err, context.Canceled):
+		return "none" // the patience ran out
+	case errors.Is(err, rpma.ErrPeerTimeout), errors.Is(c.Broken(), rpma.ErrPeerTimeout):
+		return "peer-timeout"
+	case errors.As(err, &wce) && wce.Status == rpma.WCRetryExcErr:
+		return "retry-exceeded"
+	}
+	return "other:" + strings.ReplaceAll(fmt.Sprint(err), " ", "_")
+}
+
+// openFDs counts the process's open file descriptors.
+func openFDs() int {
+	ents, _ := os.ReadDir("/proc/self/fd")
+	return len(ents)
+}

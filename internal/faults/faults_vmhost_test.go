@@ -1,0 +1,160 @@
+//go:build linux && vmhost
+
+package faults
+
+import (
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/gorpma/rpma/internal/vm"
+	"github.com/gorpma/rpma/internal/vm/vmtest"
+)
+
+const (
+	bootTimeout = 4 * time.Minute
+	// wireDelay makes the other side slow (100 ms each way) but alive:
+	// the connections with a PeerTimeout must not be declared dead for it.
+	wireDelay = "delay 100ms"
+	// aliveFor is how long everything runs on the slow wire before the
+	// kill: several PeerTimeouts.
+	aliveFor    = 6 * time.Second
+	peerTimeout = 2 * time.Second // faultnode's timeout-* cases
+)
+
+// expect is how a case must end: the end faultnode reports, within
+// [min, max] of the kill.
+type expect struct {
+	end      string
+	min, max time.Duration
+}
+
+var (
+	// RetryCount 2: three ACK timeouts (0.54 s each on 6.12, 2.2 s on 6.1).
+	retryExceeded = expect{end: "retry-exceeded", min: 0, max: 10 * time.Second}
+	// PeerTimeout D: between D and 1.5 × D after the last answer (at most
+	// D/4 before the kill), plus 2 s for TCG and the kill file's polling.
+	peerTimedOut = expect{end: "peer-timeout", min: peerTimeout / 2, max: peerTimeout*3/2 + 2*time.Second}
+	// Nothing ends the connection within faultnode's 10 s patience.
+	never = expect{end: "none", min: 10 * time.Second, max: 15 * time.Second}
+)
+
+// TestMain lets this test binary serve as the VMs' guest agent.
+func TestMain(m *testing.M) {
+	if vm.IsGuestAgent(os.Args) {
+		vm.GuestMain(os.Args[2])
+	}
+	os.Exit(m.Run())
+}
+
+func buildFaultnode(t *testing.T) string {
+	bin := filepath.Join(t.TempDir(), "faultnode")
+	out, err := exec.Command("go", "build", "-race=false", "-o", bin, "./faultnode").CombinedOutput()
+	require.NoError(t, err, string(out))
+	return bin
+}
+
+// scenario boots the survivor (and, in the order the roles need, the
+// side that dies), lets them run on the slow wire, kills the other side's
+// VM and checks each case's end against want.
+func scenario(t *testing.T, survivorIndex int, survivorArgs, lenderArgs []string, survivorFirst bool, want map[string]expect) {
+	bin := buildFaultnode(t)
+	p, err := vm.Prepare(vm.Config{Log: os.Stderr, Timeout: 10 * time.Minute})
+	require.NoError(t, err)
+	w, err := vm.NewWire(wireDelay)
+	require.NoError(t, err)
+	killFile := filepath.Join(t.TempDir(), "killed")
+	var cases []string
+	for name := range want {
+		cases = append(cases, name)
+	}
+	survivorArgv := append([]string{bin, "survive", "-peer", vm.NodeIP(1 - survivorIndex),
+		"-cases", strings.Join(cases, ","), "-kill-file", killFile}, survivorArgs...)
+	lenderArgv := append([]string{bin}, lenderArgs...)
+
+	bootNode := func(name string, index int, argv []string, prefixes ...string) (*vm.Machine, *vmtest.Lines) {
+		m, out, _ := vmtest.Boot(t, p, name, bootTimeout, func(stdout io.Writer) vm.Node {
+			return vm.Node{Index: index, Wire: w, Stdout: stdout, Stderr: vmtest.LogWriter(t, name+" stderr"), Argv: argv}
+		}, prefixes...)
+		t.Cleanup(m.Close)
+		return m, out
+	}
+	var lender *vm.Machine
+	var out *vmtest.Lines
+	if survivorFirst {
+		_, out = bootNode("survivor", survivorIndex, survivorArgv, "LISTENING")
+		lender, _ = bootNode("lender", 1-survivorIndex, lenderArgv, "CONNECTED")
+	} else {
+		lender, _ = bootNode("lender", 1-survivorIndex, lenderArgv, "LISTENING")
+		_, out = bootNode("survivor", survivorIndex, survivorArgv, "READY")
+	}
+	if survivorFirst {
+		out.Next(t, bootTimeout, "READY")
+	}
+	time.Sleep(aliveFor)
+	lender.Kill() // power loss: no disconnect reaches the survivor
+	require.NoError(t, os.WriteFile(killFile, nil, 0o644))
+
+	got := map[string]bool{}
+	for range want {
+		s := out.Next(t, time.Minute, "RESULT ")
+		var name, end string
+		var ms int64
+		_, err := fmt.Sscanf(s, "RESULT %s ms=%d end=%s", &name, &ms, &end)
+		require.NoError(t, err, s)
+		e, ok := want[name]
+		require.True(t, ok, "unexpected case in %q", s)
+		require.False(t, got[name], "case %s reported twice", name)
+		got[name] = true
+		took := time.Duration(ms) * time.Millisecond
+		require.Equal(t, e.end, end, "case %s ended with %s after %v, want %s", name, end, took, e.end)
+		require.GreaterOrEqual(t, took, e.min, "case %s ended %v after the kill: too early (still alive before it?)", name, took)
+		require.LessOrEqual(t, took, e.max, "case %s ended %v after the kill: too late", name, took)
+		t.Logf("case %s: %s after %v", name, end, took)
+	}
+	var fds, objects int
+	s := out.Next(t, time.Minute, "LEAKS ")
+	_, err = fmt.Sscanf(s, "LEAKS fds=%d objects=%d", &fds, &objects)
+	require.NoError(t, err, s)
+	require.Zero(t, fds, "file descriptors left open after closing everything")
+	require.Zero(t, objects, "C-backed objects left after closing everything")
+}
+
+// TestServerVanishes: the accepting side's VM (it lends memory and has
+// nothing outstanding) loses power. On the connecting side, RetryCount 2
+// fails requests (busy, and one posted after the kill) with
+// IBV_WC_RETRY_EXC_ERR; RetryCount 7 with PeerTimeout 2 s reports the
+// connection lost, busy or idle; RetryCount 7 alone never ends (rxe
+// retries for ever): the control that shows the bounds come from the
+// settings.
+func TestServerVanishes(t *testing.T) {
+	want := map[string]expect{
+		"retry2-busy":  retryExceeded,
+		"retry2-after": retryExceeded,
+		"timeout-busy": peerTimedOut,
+		"timeout-idle": peerTimedOut,
+		"retry7-after": never,
+	}
+	scenario(t, 1, []string{"-as", "connect"}, []string{"lend", "-accept", fmt.Sprint(len(want))}, false, want)
+}
+
+// TestClientVanishes: the connecting side's VM (RetryCount 7, lending its
+// memory) loses power. The accepting side's own RetryCount is ignored
+// (its QP takes the connecting side's 7), so a request posted after the
+// kill never ends; PeerTimeout 2 s reports the connection lost, busy or
+// idle, so that a server can free a dead client's resources.
+func TestClientVanishes(t *testing.T) {
+	want := map[string]expect{
+		"timeout-busy":  peerTimedOut,
+		"timeout-idle":  peerTimedOut,
+		"ignored-after": never,
+	}
+	scenario(t, 1, []string{"-as", "accept"}, []string{"lend-connect", "-peer", vm.NodeIP(1), "-conns", fmt.Sprint(len(want))}, true, want)
+}

@@ -99,6 +99,7 @@ func params(c *conn.Config) *core.ConnParams {
 		RetryCount:        c.RetryCount,
 		RNRRetryCount:     c.RNRRetryCount,
 		PeerTimeout:       c.PeerTimeout,
+		AckTimeout:        c.AckTimeout,
 		SRQ:               (*core.SRQ)(c.SRQ),
 	}
 }

@@ -461,9 +461,15 @@ func (r *ConnReq) Connect(pdata []byte) (*Conn, error) {
 		RNRRetryCount:      uint8(r.params.RNRRetryCount),
 	}
 	var err error
-	if r.passive {
+	if r.params.AckTimeout > 0 {
+		// On either side: each side's QP times out its own requests.
+		err = r.id.SetAckTimeout(AckTimeoutExponent(r.params.AckTimeout))
+	}
+	switch {
+	case err != nil:
+	case r.passive:
 		err = r.id.Accept(&prm)
-	} else {
+	default:
 		err = r.id.Connect(&prm)
 	}
 	if err != nil {

@@ -276,3 +276,27 @@ func TestPeerCloseRefusesWithChildren(t *testing.T) {
 	_, err = NewPeer(d)
 	require.ErrorIs(t, err, os.ErrClosed)
 }
+
+func TestAckTimeoutExponent(t *testing.T) {
+	for _, c := range []struct {
+		d time.Duration
+		k uint8
+	}{
+		{time.Nanosecond, 1},
+		{MinAckTimeout, 1},
+		{MinAckTimeout + 1, 2},
+		{67 * time.Millisecond, 14}, // 4.096 µs × 2^14 = 67.1 ms
+		{537 * time.Millisecond, 18},
+		{536 * time.Millisecond, 17}, // 536.9 ms: rdma_cm's choice on rxe, 6.12
+		{MaxAckTimeout, 31},
+	} {
+		require.Equal(t, c.k, AckTimeoutExponent(c.d), "%v", c.d)
+	}
+	p := DefaultConnParams()
+	for _, bad := range []time.Duration{-time.Millisecond, MaxAckTimeout + 1} {
+		p.AckTimeout = bad
+		require.ErrorIs(t, p.Validate("conn_cfg"), rpma.ErrInvalidArgument, "%v", bad)
+	}
+	p.AckTimeout = MaxAckTimeout
+	require.NoError(t, p.Validate("conn_cfg"))
+}

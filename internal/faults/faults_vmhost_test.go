@@ -61,23 +61,45 @@ func buildFaultnode(t *testing.T) string {
 	return bin
 }
 
-// scenario boots the survivor (and, in the order the roles need, the
-// side that dies), lets them run on the slow wire, kills the other side's
-// VM and checks each case's end against want.
-func scenario(t *testing.T, survivorIndex int, survivorArgs, lenderArgs []string, survivorFirst bool, want map[string]expect) {
+// scenario is one fault: the survivor's and the lender's arguments, and
+// how the fault is made. The survivor gets -fault-file (created as the
+// fault begins) and -restore-file; both nodes get -cut-file and
+// -restore-file (they apply a cut themselves).
+type scenario struct {
+	survivorArgs  []string
+	lenderArgs    []string
+	survivorFirst bool // the survivor accepts: it boots first
+	want          map[string]expect
+	// fault makes the fault happen; f.fault must exist once it began.
+	fault func(t *testing.T, lender *vm.Machine, f files)
+}
+
+// files are the names of the files the nodes watch.
+type files struct{ fault, cut, restore, die string }
+
+func touch(t *testing.T, path string) { require.NoError(t, os.WriteFile(path, nil, 0o644)) }
+
+// run boots the survivor (and, in the order the roles need, the side
+// that fails), lets them run on the slow wire, makes the fault and checks
+// each case's end against want.
+func (sc scenario) run(t *testing.T) {
 	bin := buildFaultnode(t)
 	p, err := vm.Prepare(vm.Config{Log: os.Stderr, Timeout: 10 * time.Minute})
 	require.NoError(t, err)
 	w, err := vm.NewWire(wireDelay)
 	require.NoError(t, err)
-	killFile := filepath.Join(t.TempDir(), "killed")
+	dir := t.TempDir()
+	f := files{fault: filepath.Join(dir, "fault"), cut: filepath.Join(dir, "cut"),
+		restore: filepath.Join(dir, "restore"), die: filepath.Join(dir, "die")}
 	var cases []string
-	for name := range want {
+	for name := range sc.want {
 		cases = append(cases, name)
 	}
+	common := []string{"-cut-file", f.cut, "-restore-file", f.restore, "-netem", wireDelay}
+	const survivorIndex = 1
 	survivorArgv := append([]string{bin, "survive", "-peer", vm.NodeIP(1 - survivorIndex),
-		"-cases", strings.Join(cases, ","), "-kill-file", killFile}, survivorArgs...)
-	lenderArgv := append([]string{bin}, lenderArgs...)
+		"-cases", strings.Join(cases, ","), "-fault-file", f.fault}, append(common, sc.survivorArgs...)...)
+	lenderArgv := append(append([]string{bin}, sc.lenderArgs...), append(common, "-die-file", f.die)...)
 
 	bootNode := func(name string, index int, argv []string, prefixes ...string) (*vm.Machine, *vmtest.Lines) {
 		m, out, _ := vmtest.Boot(t, p, name, bootTimeout, func(stdout io.Writer) vm.Node {
@@ -88,35 +110,32 @@ func scenario(t *testing.T, survivorIndex int, survivorArgs, lenderArgs []string
 	}
 	var lender *vm.Machine
 	var out *vmtest.Lines
-	if survivorFirst {
+	if sc.survivorFirst {
 		_, out = bootNode("survivor", survivorIndex, survivorArgv, "LISTENING")
 		lender, _ = bootNode("lender", 1-survivorIndex, lenderArgv, "CONNECTED")
+		out.Next(t, bootTimeout, "READY")
 	} else {
 		lender, _ = bootNode("lender", 1-survivorIndex, lenderArgv, "LISTENING")
 		_, out = bootNode("survivor", survivorIndex, survivorArgv, "READY")
 	}
-	if survivorFirst {
-		out.Next(t, bootTimeout, "READY")
-	}
 	time.Sleep(aliveFor)
-	lender.Kill() // power loss: no disconnect reaches the survivor
-	require.NoError(t, os.WriteFile(killFile, nil, 0o644))
+	sc.fault(t, lender, f)
 
 	got := map[string]bool{}
-	for range want {
-		s := out.Next(t, time.Minute, "RESULT ")
+	for range sc.want {
+		s := out.Next(t, 2*time.Minute, "RESULT ")
 		var name, end string
 		var ms int64
 		_, err := fmt.Sscanf(s, "RESULT %s ms=%d end=%s", &name, &ms, &end)
 		require.NoError(t, err, s)
-		e, ok := want[name]
+		e, ok := sc.want[name]
 		require.True(t, ok, "unexpected case in %q", s)
 		require.False(t, got[name], "case %s reported twice", name)
 		got[name] = true
 		took := time.Duration(ms) * time.Millisecond
 		require.Equal(t, e.end, end, "case %s ended with %s after %v, want %s", name, end, took, e.end)
-		require.GreaterOrEqual(t, took, e.min, "case %s ended %v after the kill: too early (still alive before it?)", name, took)
-		require.LessOrEqual(t, took, e.max, "case %s ended %v after the kill: too late", name, took)
+		require.GreaterOrEqual(t, took, e.min, "case %s ended %v after the fault: too early (still alive before it?)", name, took)
+		require.LessOrEqual(t, took, e.max, "case %s ended %v after the fault: too late", name, took)
 		t.Logf("case %s: %s after %v", name, end, took)
 	}
 	var fds, objects int
@@ -125,6 +144,12 @@ func scenario(t *testing.T, survivorIndex int, survivorArgs, lenderArgs []string
 	require.NoError(t, err, s)
 	require.Zero(t, fds, "file descriptors left open after closing everything")
 	require.Zero(t, objects, "C-backed objects left after closing everything")
+}
+
+// powerLoss kills the lender's VM: no disconnect reaches the survivor.
+func powerLoss(t *testing.T, lender *vm.Machine, f files) {
+	lender.Kill()
+	touch(t, f.fault)
 }
 
 // TestServerVanishes: the accepting side's VM (it lends memory and has
@@ -142,7 +167,8 @@ func TestServerVanishes(t *testing.T) {
 		"timeout-idle": peerTimedOut,
 		"retry7-after": never,
 	}
-	scenario(t, 1, []string{"-as", "connect"}, []string{"lend", "-accept", fmt.Sprint(len(want))}, false, want)
+	scenario{survivorArgs: []string{"-as", "connect"}, lenderArgs: []string{"lend", "-accept", fmt.Sprint(len(want))},
+		want: want, fault: powerLoss}.run(t)
 }
 
 // TestClientVanishes: the connecting side's VM (RetryCount 7, lending its
@@ -156,5 +182,43 @@ func TestClientVanishes(t *testing.T) {
 		"timeout-idle":  peerTimedOut,
 		"ignored-after": never,
 	}
-	scenario(t, 1, []string{"-as", "accept"}, []string{"lend-connect", "-peer", vm.NodeIP(1), "-conns", fmt.Sprint(len(want))}, true, want)
+	scenario{survivorArgs: []string{"-as", "accept"}, lenderArgs: []string{"lend-connect", "-peer", vm.NodeIP(1), "-conns", fmt.Sprint(len(want))},
+		survivorFirst: true, want: want, fault: powerLoss}.run(t)
+}
+
+// TestServerProcessKilled: the lending process is killed (SIGKILL) while
+// its VM runs on. Its kernel tears its connections down and the survivor
+// sees CLOSED, busy (the wait on the write's completion ends) or idle
+// (NextEvent), within a few seconds, whatever the retry count.
+func TestServerProcessKilled(t *testing.T) {
+	closed := expect{end: "closed", min: 0, max: 5 * time.Second}
+	want := map[string]expect{"closed-busy": closed, "closed-idle": closed}
+	scenario{survivorArgs: []string{"-as", "connect"}, lenderArgs: []string{"lend", "-accept", fmt.Sprint(len(want))},
+		want: want, fault: func(t *testing.T, _ *vm.Machine, f files) {
+			touch(t, f.die)
+			touch(t, f.fault)
+		}}.run(t)
+}
+
+// cutFor is how long TestWireCut drops everything.
+const cutFor = 8 * time.Second
+
+// TestWireCut: both nodes drop all their egress for cutFor, then the
+// wire is restored. With PeerTimeout 2 s the connection is lost within
+// the bound, with RetryCount 2 its write fails; with neither (RetryCount
+// 7) the stream stalls, resumes after the restore, and every block it
+// wrote reads back intact.
+func TestWireCut(t *testing.T) {
+	want := map[string]expect{
+		"timeout-busy": peerTimedOut,
+		"retry2-busy":  retryExceeded,
+		"resume-busy":  {end: "resumed", min: cutFor, max: cutFor + 5*time.Second},
+	}
+	scenario{survivorArgs: []string{"-as", "connect"}, lenderArgs: []string{"lend", "-accept", fmt.Sprint(len(want))},
+		want: want, fault: func(t *testing.T, _ *vm.Machine, f files) {
+			touch(t, f.cut)
+			touch(t, f.fault)
+			time.Sleep(cutFor)
+			touch(t, f.restore)
+		}}.run(t)
 }

@@ -1,38 +1,53 @@
+//go:build linux
+
 // Command faultnode is the program the fault tests' VMs run: one side of
 // a set of connections whose other side's VM the test kills.
 //
-//	faultnode lend -accept N              accept N connections, lend memory
+//	faultnode lend -accept N [-die-file D]
+//	                                      accept N connections, lend memory
 //	faultnode lend-connect -peer A -conns N
 //	                                      connect N times to A, lend memory
-//	faultnode survive -as connect|accept -peer A -cases LIST -kill-file F
+//	faultnode survive -as connect|accept -peer A -cases LIST -fault-file F
+//
+// Both roles also take -cut-file C -restore-file R -netem P: when C
+// appears the node drops all its egress (tc netem P loss 100% on eth0)
+// and prints "CUT"; when R appears it goes back to netem P and prints
+// "RESTORED". With -die-file, the lender kills itself (SIGKILL) when D
+// appears.
 //
 // The lending side registers a region, offers its descriptor in the
 // private data and only answers (it has nothing outstanding); it is the
-// side that dies. The surviving side opens one connection per case of
+// side that fails. The surviving side opens one connection per case of
 // LIST (comma-separated names of the cases table below), in order,
 // prints "READY" once each has completed one write, then runs each case's
-// activity. When F appears (the test created it right after killing the
-// other VM) it measures how each connection ended and prints, per case,
+// activity. When F appears (the test created it as the fault began) it
+// measures how each connection ended and prints, per case,
 //
 //	RESULT name ms=M end=E
 //
 // where M is the time from seeing F to the end (negative: the connection
-// ended before the kill) and E one of retry-exceeded (a work completion
+// ended before the fault) and E one of retry-exceeded (a work completion
 // with IBV_WC_RETRY_EXC_ERR), peer-timeout (a failure caused by
-// rpma.ErrPeerTimeout), none (nothing within the case's patience), or
-// other:... (anything else). Then it closes everything and prints
-// "LEAKS fds=D objects=O": the change in open file descriptors since
-// before the first connection, and the C-backed objects still tracked.
+// rpma.ErrPeerTimeout), closed (the other side's CLOSED), resumed (writes
+// completed again after the restore and every block read back intact;
+// M is then the time to the first such completion), none (nothing
+// within the case's patience), or other:... (anything else). Then it
+// closes everything and prints "LEAKS fds=D objects=O": the change in
+// open file descriptors since before the first connection, and the
+// C-backed objects still tracked.
 package main
 
 import (
 	"context"
+	"encoding/binary"
 	"errors"
 	"flag"
 	"fmt"
 	"os"
+	"os/exec"
 	"strings"
 	"sync"
+	"syscall"
 	"time"
 
 	"github.com/gorpma/rpma/conn"
@@ -61,7 +76,17 @@ var cases = map[string]testCase{
 	"timeout-idle":  {retry: 7, timeout: 2 * time.Second, activity: "idle", patience: 30 * time.Second},
 	"retry7-after":  {retry: 7, activity: "after", patience: 10 * time.Second},
 	"ignored-after": {retry: 2, activity: "after", patience: 10 * time.Second},
+	"closed-busy":   {retry: 7, activity: "busy", patience: 30 * time.Second},
+	"closed-idle":   {retry: 7, activity: "idle", patience: 30 * time.Second},
+	"resume-busy":   {retry: 7, activity: "verify", patience: 60 * time.Second},
 }
+
+// The verify activity's blocks: block i of the remote region holds the
+// sequence number of the write that last wrote it, in every byte's word.
+const (
+	blockSize = 4096
+	blocks    = 64
+)
 
 func main() {
 	if len(os.Args) < 2 {
@@ -73,8 +98,21 @@ func main() {
 	peerIP := fs.String("peer", "", "the other side's address")
 	as := fs.String("as", "connect", "survive: connect or accept")
 	list := fs.String("cases", "", "survive: the cases, comma-separated")
-	killFile := fs.String("kill-file", "", "survive: created once the other VM is dead")
+	faultFile := fs.String("fault-file", "", "survive: created as the fault begins")
+	cutFile := fs.String("cut-file", "", "drop all egress once this file appears")
+	restoreFile := fs.String("restore-file", "", "stop dropping once this file appears")
+	netem := fs.String("netem", "", "the netem parameters the wire had at boot")
+	dieFile := fs.String("die-file", "", "lend: SIGKILL itself once this file appears")
 	fs.Parse(os.Args[2:])
+	if *cutFile != "" {
+		go cutter(*cutFile, *restoreFile, *netem)
+	}
+	if *dieFile != "" {
+		go func() {
+			waitFile(*dieFile)
+			syscall.Kill(os.Getpid(), syscall.SIGKILL)
+		}()
+	}
 	var err error
 	switch os.Args[1] {
 	case "lend":
@@ -82,7 +120,7 @@ func main() {
 	case "lend-connect":
 		err = lendConnect(*peerIP, *conns)
 	case "survive":
-		err = survive(*as, *peerIP, strings.Split(*list, ","), *killFile)
+		err = survive(*as, *peerIP, strings.Split(*list, ","), *faultFile, *restoreFile)
 	default:
 		err = fmt.Errorf("unknown role %q", os.Args[1])
 	}
@@ -94,6 +132,49 @@ func main() {
 func fatal(format string, args ...any) {
 	fmt.Fprintf(os.Stderr, format+"\n", args...)
 	os.Exit(1)
+}
+
+// waitFile returns once path exists.
+func waitFile(path string) time.Time {
+	for {
+		if _, err := os.Stat(path); err == nil {
+			return time.Now()
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}
+
+// tcPath finds iproute2's tc, also when sbin is not on PATH (it is not
+// for the guest's command).
+func tcPath() string {
+	if p, err := exec.LookPath("tc"); err == nil {
+		return p
+	}
+	for _, p := range []string{"/usr/sbin/tc", "/sbin/tc"} {
+		if _, err := os.Stat(p); err == nil {
+			return p
+		}
+	}
+	return "tc"
+}
+
+// cutter drops the node's egress while the cut lasts.
+func cutter(cut, restore, netem string) {
+	tc := func(extra ...string) {
+		args := append([]string{"qdisc", "change", "dev", "eth0", "root", "netem"}, strings.Fields(netem)...)
+		if out, err := exec.Command(tcPath(), append(args, extra...)...).CombinedOutput(); err != nil {
+			fatal("tc %v: %v: %s", args, err, out)
+		}
+	}
+	waitFile(cut)
+	tc("loss", "100%")
+	fmt.Println("CUT")
+	if restore == "" {
+		return
+	}
+	waitFile(restore)
+	tc()
+	fmt.Println("RESTORED")
 }
 
 // newPeer opens the device of the VM's own address.
@@ -227,9 +308,11 @@ type survivor struct {
 	c    *conn.Conn
 	rem  *mr.Remote
 	src  *mr.Local
+
+	restored <-chan struct{} // closed when the fault is over (verify)
 }
 
-func survive(as, peerIP string, names []string, killFile string) error {
+func survive(as, peerIP string, names []string, faultFile, restoreFile string) error {
 	// A first peer, closed at once, lets librdmacm and the runtime open
 	// what they keep for the process's life (device contexts, the
 	// poller), so that the count below sees only the connections' own.
@@ -244,7 +327,7 @@ func survive(as, peerIP string, names []string, killFile string) error {
 	if err != nil {
 		return err
 	}
-	src, err := mr.Reg(p, make([]byte, 4096), mr.UsageWriteSrc)
+	src, err := mr.Reg(p, make([]byte, blocks*blockSize), mr.UsageWriteSrc|mr.UsageReadDst)
 	if err != nil {
 		return err
 	}
@@ -254,6 +337,10 @@ func survive(as, peerIP string, names []string, killFile string) error {
 			return err
 		}
 		fmt.Println("LISTENING")
+	}
+	restored := make(chan struct{})
+	if restoreFile != "" {
+		go func() { waitFile(restoreFile); close(restored) }()
 	}
 	var ss []*survivor
 	for _, name := range names {
@@ -276,7 +363,7 @@ func survive(as, peerIP string, names []string, killFile string) error {
 		if err != nil {
 			return fmt.Errorf("%s: %w", name, err)
 		}
-		s := &survivor{name: name, tc: tc, c: c, rem: rem, src: src}
+		s := &survivor{name: name, tc: tc, c: c, rem: rem, src: src, restored: restored}
 		if err := s.write(context.Background()); err != nil {
 			return fmt.Errorf("%s: the first write: %w", name, err)
 		}
@@ -288,15 +375,7 @@ func survive(as, peerIP string, names []string, killFile string) error {
 	fmt.Println("READY")
 
 	killed := make(chan time.Time, 1)
-	go func() {
-		for {
-			if _, err := os.Stat(killFile); err == nil {
-				killed <- time.Now()
-				return
-			}
-			time.Sleep(5 * time.Millisecond)
-		}
-	}()
+	go func() { killed <- waitFile(faultFile) }()
 	var wg sync.WaitGroup
 	var mu sync.Mutex
 	var killAt time.Time
@@ -342,10 +421,21 @@ func acceptOne(e *ep.Endpoint, cfg *conn.Config) (*conn.Conn, error) {
 }
 
 // write posts one 4 KiB write and waits for its completion (polling).
-func (s *survivor) write(ctx context.Context) error {
-	if err := s.c.Write(s.rem, 0, s.src, 0, 4096, rpma.CompletionAlways, 1); err != nil {
+func (s *survivor) write(ctx context.Context) error { return s.writeBlock(ctx, 0) }
+
+// writeBlock writes block i of the source to block i of the remote
+// region and waits for its completion.
+func (s *survivor) writeBlock(ctx context.Context, i int) error {
+	if err := s.c.Write(s.rem, i*blockSize, s.src, i*blockSize, blockSize, rpma.CompletionAlways, 1); err != nil {
 		return err
 	}
+	return s.complete(ctx)
+}
+
+// complete waits for the completion of the one outstanding request:
+// polling, then waiting on the CQ, which also ends when the connection
+// is closed or lost.
+func (s *survivor) complete(ctx context.Context) error {
 	var wcs [1]cq.WC
 	for {
 		n, err := s.c.CQ().GetWC(wcs[:])
@@ -355,10 +445,9 @@ func (s *survivor) write(ctx context.Context) error {
 		if !errors.Is(err, rpma.ErrNoCompletion) {
 			return err
 		}
-		if err := ctx.Err(); err != nil {
+		if err := s.c.CQ().Wait(ctx); err != nil {
 			return err
 		}
-		time.Sleep(100 * time.Microsecond)
 	}
 }
 
@@ -404,12 +493,61 @@ func (s *survivor) run(kill <-chan struct{}) ending {
 		for err == nil {
 			var ev rpma.ConnEvent
 			ev, err = s.c.NextEvent(ctx)
+			if err == nil && ev == rpma.ConnClosed {
+				return ending{at: time.Now(), what: "closed"}
+			}
 			if err == nil && ev != rpma.ConnEstablished {
 				err = fmt.Errorf("event %v: %w", ev, s.c.Broken())
 			}
 		}
+	case "verify":
+		return s.verify(ctx)
 	}
 	return ending{at: time.Now(), what: classify(s.c, err)}
+}
+
+// verify writes numbered blocks round the region until the fault is over
+// and writes complete again, then reads the region back and checks that
+// every block holds what its last write put there.
+func (s *survivor) verify(ctx context.Context) ending {
+	mem := s.src.Bytes()
+	last := make([]uint64, blocks)
+	var resumedAt time.Time
+	for seq := uint64(1); ; seq++ {
+		i := int(seq % blocks)
+		for off := i * blockSize; off < (i+1)*blockSize; off += 8 {
+			binary.LittleEndian.PutUint64(mem[off:], seq)
+		}
+		if err := s.writeBlock(ctx, i); err != nil {
+			return ending{at: time.Now(), what: classify(s.c, err)}
+		}
+		last[i] = seq
+		select {
+		case <-s.restored:
+			if resumedAt.IsZero() {
+				resumedAt = time.Now()
+			}
+		default:
+		}
+		if !resumedAt.IsZero() && time.Since(resumedAt) > 2*time.Second {
+			break
+		}
+	}
+	clear(mem)
+	if err := s.c.Read(s.src, 0, s.rem, 0, blocks*blockSize, rpma.CompletionAlways, 2); err != nil {
+		return ending{at: time.Now(), what: classify(s.c, err)}
+	}
+	if err := s.complete(ctx); err != nil {
+		return ending{at: time.Now(), what: classify(s.c, err)}
+	}
+	for i := 0; i < blocks; i++ {
+		for off := i * blockSize; off < (i+1)*blockSize; off += 8 {
+			if got := binary.LittleEndian.Uint64(mem[off:]); got != last[i] {
+				return ending{at: resumedAt, what: fmt.Sprintf("other:block_%d_holds_%d_not_%d", i, got, last[i])}
+			}
+		}
+	}
+	return ending{at: resumedAt, what: "resumed"}
 }
 
 // classify names how a connection ended.
@@ -422,6 +560,8 @@ func classify(c *conn.Conn, err error) string {
 		return "peer-timeout"
 	case errors.As(err, &wce) && wce.Status == rpma.WCRetryExcErr:
 		return "retry-exceeded"
+	case isClosed(err), isClosed(c.Broken()):
+		return "closed"
 	}
 	return "other:" + strings.ReplaceAll(fmt.Sprint(err), " ", "_")
 }
@@ -430,4 +570,10 @@ func classify(c *conn.Conn, err error) string {
 func openFDs() int {
 	ents, _ := os.ReadDir("/proc/self/fd")
 	return len(ents)
+}
+
+// isClosed reports whether err is the other side's CLOSED.
+func isClosed(err error) bool {
+	var ce *rpma.ConnEventError
+	return errors.As(err, &ce) && ce.Event == rpma.ConnClosed
 }

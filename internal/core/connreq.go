@@ -3,6 +3,8 @@ package core
 import (
 	"context"
 	"net/netip"
+	"sync"
+	"sync/atomic"
 
 	"github.com/gorpma/rpma/internal/ibv"
 	"github.com/gorpma/rpma/internal/leak"
@@ -13,16 +15,50 @@ import (
 // CQs, not yet connected. Active requests come from NewConnReq, passive
 // ones from Endpoint.NextConnReq. Either way the request has its own event
 // channel, which the connection inherits.
+//
+// An outgoing request creates its queues at once, as librpma does; an
+// incoming one only when it is accepted or a receive is posted on it
+// (queuesFor), so that an undecided request holds no QP, CQ or
+// registered memory.
 type ConnReq struct {
 	life
 	peer    *Peer
 	ev      *connEvents
 	id      *ibv.CMID
-	q       queues
+	qmu     sync.Mutex // creation of q
+	q       queues     // q.dl is nil until created
 	params  ConnParams
 	passive bool
 	pdata   []byte // incoming private data (passive only)
 	leak    *leak.Handle
+
+	// The endpoint's count of undecided requests, which this one is in
+	// until Connect or Close begins (passive only).
+	undecided *atomic.Int64
+}
+
+// queuesFor creates the request's queues unless they exist. The caller
+// has entered r, or holds its lock.
+func (r *ConnReq) queuesFor(op string) error {
+	r.qmu.Lock()
+	defer r.qmu.Unlock()
+	if r.q.dl != nil {
+		return nil
+	}
+	q, err := createQueues(op, r.peer, r.id, &r.params, r.ev)
+	if err != nil {
+		return err
+	}
+	r.q = q
+	return nil
+}
+
+// decided takes a passive request out of its endpoint's undecided count;
+// the caller has just begun to close or connect it.
+func (r *ConnReq) decided() {
+	if r.undecided != nil {
+		r.undecided.Add(-1)
+	}
 }
 
 // queues are the verbs objects a request creates for its connection,
@@ -345,10 +381,11 @@ func await(ctx context.Context, ch *cmChannel, op string, ok, fail ibv.CMEventTy
 }
 
 // newPassive builds an incoming request from a CONNECT_REQUEST event of an
-// endpoint (rpma_conn_req_new_from_cm_event). The new id is moved to its
-// own event channel at once, so that its events never reach the endpoint.
-// On failure the request is rejected and destroyed.
-func newPassive(op string, p *Peer, cm *ibv.CMEvent, prm *ConnParams) (*ConnReq, error) {
+// endpoint (rpma_conn_req_new_from_cm_event), without its queues. The new
+// id is moved to its own event channel at once, so that its events never
+// reach the endpoint. On failure the request is rejected and destroyed.
+// The request is one of the endpoint's undecided ones.
+func newPassive(op string, p *Peer, cm *ibv.CMEvent, prm *ConnParams, undecided *atomic.Int64) (*ConnReq, error) {
 	id := cm.ID
 	fail := func(ch *cmChannel, err error) (*ConnReq, error) {
 		id.Reject(nil)
@@ -373,21 +410,15 @@ func newPassive(op string, p *Peer, cm *ibv.CMEvent, prm *ConnParams) (*ConnReq,
 		p.release()
 		return fail(ch, err)
 	}
-	q, err := createQueues(op, p, id, prm, ev)
-	if err != nil {
-		ev.closeFDs()
-		p.release()
-		return fail(ch, err)
-	}
 	r := &ConnReq{
-		peer:    p,
-		ev:      ev,
-		id:      id,
-		q:       q,
-		params:  *prm,
-		passive: true,
-		pdata:   cm.PrivateData,
-		leak:    leak.Track("conn.ConnReq"),
+		peer:      p,
+		ev:        ev,
+		id:        id,
+		params:    *prm,
+		passive:   true,
+		pdata:     cm.PrivateData,
+		leak:      leak.Track("conn.ConnReq"),
+		undecided: undecided,
 	}
 	r.open()
 	return r, nil
@@ -431,9 +462,16 @@ func (r *ConnReq) Connect(pdata []byte) (*Conn, error) {
 	if !r.beginClose() {
 		return nil, errClosed(op, "connection request")
 	}
+	r.decided()
 	r.lock()
 	defer r.unlock()
 	r.leak.Release()
+	if err := r.queuesFor(op); err != nil {
+		if terr := r.teardown(); terr != nil {
+			rpma.Logf(rpma.LogWarning, "%s: cleaning up after a failed connect: %v", op, terr)
+		}
+		return nil, err
+	}
 
 	// The connection takes over the channel (nothing waits on a request's
 	// channel once it is built), the id and the queues.
@@ -507,6 +545,7 @@ func (r *ConnReq) Close() error {
 	if r == nil || !r.beginClose() {
 		return nil
 	}
+	r.decided()
 	r.ev.wake()
 	r.lock()
 	defer r.unlock()

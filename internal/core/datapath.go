@@ -446,6 +446,9 @@ func (r *ConnReq) Recv(dst *MR, off, n int, ctx uint64) error {
 	if _, _, err := localRange(op, r.peer, dst, UsageRecv, off, n); err != nil {
 		return err
 	}
+	if err := r.queuesFor(op); err != nil {
+		return err
+	}
 	d := r.q.dl
 	d.mu.Lock()
 	err := r.q.recv(op, dst, off, n, ctx)

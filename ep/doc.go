@@ -12,6 +12,23 @@
 // connection requests, and requests and connections survive the
 // endpoint's Shutdown.
 //
+// # Undecided requests
+//
+// A request NextConnReq returned is undecided until it is accepted
+// (Connect) or rejected (Reject, Close). It holds its CM id and event
+// channel only: its CQs and QP are created when it is accepted or a
+// receive is posted on it. [Config.MaxUndecided] caps how many requests
+// may be undecided; past it, NextConnReq rejects each further request as
+// it arrives, so that its client sees REJECTED at once instead of waiting
+// in the kernel's backlog:
+//
+//	e, err := (&ep.Config{Backlog: 64, MaxUndecided: 16}).Listen(p, addr, "0")
+//
+// Note that the accepting side's connection becomes ESTABLISHED only
+// once the connecting side has read its own event (librdmacm sends the
+// last handshake message from rdma_get_cm_event), so a program playing
+// both sides reads the client's event first.
+//
 // # Waiting
 //
 // NextConnReq waits in Go's runtime poller, not in a blocked OS thread,

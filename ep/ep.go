@@ -30,9 +30,48 @@ func (e *Endpoint) core() *core.Endpoint { return (*core.Endpoint)(e) }
 // [rpma.ErrInvalidArgument]; a failing rdma_cm call matches
 // [rpma.ErrProvider] and its errno (for example EADDRINUSE).
 func Listen(p *peer.Peer, addr, port string) (*Endpoint, error) {
-	e, err := core.Listen((*core.Peer)(p), addr, port)
+	return (*Config)(nil).Listen(p, addr, port)
+}
+
+// Config holds an endpoint's settings beyond librpma's, in the manner of
+// net.ListenConfig; its zero value (and a nil *Config) is librpma's
+// behaviour.
+type Config struct {
+	// Backlog is rdma_listen's backlog: how many connection requests the
+	// kernel queues for the endpoint until NextConnReq takes them. 0 (what
+	// librpma passes) is the kernel's maximum, net.rdma_ucm.max_backlog
+	// (1024 by default). A request arriving at a full backlog is not
+	// rejected: the kernel drops it, and the client's rdma_cm retries it
+	// until it times out (UNREACHABLE, after seconds to minutes).
+	Backlog int
+	// MaxUndecided caps the undecided requests: those NextConnReq (or
+	// TryNextConnReq) returned that are neither connected nor closed. With
+	// MaxUndecided requests undecided, NextConnReq rejects each further
+	// request at once (rdma_reject without private data: the client's
+	// connection sees REJECTED, as for [conn.ConnReq.Reject]) and goes on
+	// waiting, so a flood of requests costs the server no more than
+	// MaxUndecided requests' resources. 0: no cap (librpma's behaviour).
+	MaxUndecided int
+}
+
+// Listen is [Listen] with c's settings. Errors: a negative Backlog or
+// MaxUndecided matches [rpma.ErrInvalidArgument], besides Listen's.
+func (c *Config) Listen(p *peer.Peer, addr, port string) (*Endpoint, error) {
+	var lp *core.ListenParams
+	if c != nil {
+		lp = &core.ListenParams{Backlog: c.Backlog, MaxUndecided: c.MaxUndecided}
+	}
+	e, err := core.Listen((*core.Peer)(p), addr, port, lp)
 	return (*Endpoint)(e), err
 }
+
+// Undecided returns how many requests NextConnReq and TryNextConnReq
+// returned that are neither connected nor closed yet.
+func (e *Endpoint) Undecided() int { return e.core().Undecided() }
+
+// Refused returns how many requests the endpoint rejected because
+// [Config.MaxUndecided] requests were undecided.
+func (e *Endpoint) Refused() uint64 { return e.core().Refused() }
 
 // Addr returns the address and port the endpoint is bound to, read back
 // with rdma_get_local_addr.
@@ -46,9 +85,14 @@ func (e *Endpoint) Port() string { return e.core().Port() }
 func (e *Endpoint) FD() int { return e.core().FD() }
 
 // NextConnReq mirrors rpma_ep_next_conn_req: it waits for the next
-// connection request and creates its CQs and QP with cfg (nil: defaults).
-// The request is moved to its own event channel at once (rdma_migrate_id),
-// so it and its connection survive the endpoint's Close.
+// connection request, which will have CQs and a QP made with cfg (nil:
+// defaults). The request is moved to its own event channel at once
+// (rdma_migrate_id), so it and its connection survive the endpoint's
+// Close. Unlike librpma, the request creates its CQs, QP and flush buffer
+// only when it is accepted (Connect) or a receive is posted on it (Recv),
+// so an undecided request holds only its CM id and event channel; with
+// [Config.MaxUndecided] requests undecided, further requests are rejected
+// as they arrive.
 //
 // The wait parks the goroutine in Go's runtime poller; when ctx is
 // cancelled or its deadline passes, NextConnReq returns ctx.Err()
@@ -60,7 +104,9 @@ func (e *Endpoint) FD() int { return e.core().FD() }
 // Errors: an invalid cfg (checked before waiting), or an event other than a
 // connection request (consumed, as in librpma), match
 // [rpma.ErrInvalidArgument]; a failure to build the request matches
-// [rpma.ErrProvider], and the request is then rejected.
+// [rpma.ErrProvider], and the request is then rejected. A failure to
+// create its queues is reported by Connect (which rejects the request) or
+// Recv.
 func (e *Endpoint) NextConnReq(ctx context.Context, cfg *conn.Config) (*conn.ConnReq, error) {
 	r, err := e.core().NextConnReq(ctx, params(cfg))
 	return (*conn.ConnReq)(r), err

@@ -9,5 +9,8 @@ import (
 // TestIntegrationExamples runs the examples that need an RDMA device and
 // checks their output (rdmatest.RunExamples).
 func TestIntegrationExamples(t *testing.T) {
-	rdmatest.RunExamples(t, map[string]func(){"ExampleEndpoint_TryNextConnReq": ExampleEndpoint_TryNextConnReq})
+	rdmatest.RunExamples(t, map[string]func(){
+		"ExampleEndpoint_TryNextConnReq": ExampleEndpoint_TryNextConnReq,
+		"ExampleConfig_Listen":           ExampleConfig_Listen,
+	})
 }

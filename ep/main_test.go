@@ -2,6 +2,7 @@ package ep_test
 
 import (
 	"context"
+	"os"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -12,7 +13,18 @@ import (
 	"github.com/gorpma/rpma/rpma"
 )
 
-func TestMain(m *testing.M) { leak.Main(m) }
+// helpers are programs the test binary runs instead of its tests when
+// started with helperEnv naming one (a test's second process).
+var helpers = map[string]func() int{}
+
+const helperEnv = "RPMA_EP_TEST_HELPER"
+
+func TestMain(m *testing.M) {
+	if h, ok := helpers[os.Getenv(helperEnv)]; ok {
+		os.Exit(h())
+	}
+	leak.Main(m)
+}
 
 // TestArgumentErrors holds on any host: bad input is refused before
 // anything reaches the verbs layer.
@@ -28,6 +40,15 @@ func TestArgumentErrors(t *testing.T) {
 	require.Equal(t, -1, e.FD())
 	require.Empty(t, e.Port())
 	require.False(t, e.Addr().IsValid())
+
+	_, err = (&ep.Config{Backlog: -1}).Listen(nil, "192.0.2.1", "0")
+	require.ErrorIs(t, err, rpma.ErrInvalidArgument)
+	require.ErrorContains(t, err, "Backlog")
+	_, err = (&ep.Config{MaxUndecided: -1}).Listen(nil, "192.0.2.1", "0")
+	require.ErrorIs(t, err, rpma.ErrInvalidArgument)
+	require.ErrorContains(t, err, "MaxUndecided")
+	require.Zero(t, e.Undecided())
+	require.Zero(t, e.Refused())
 
 	bad := conn.DefaultConfig()
 	bad.SQSize = -1

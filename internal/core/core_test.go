@@ -169,7 +169,7 @@ func TestNilObjects(t *testing.T) {
 	require.ErrorIs(t, err, rpma.ErrInvalidArgument)
 	_, err = d.ODPCapable()
 	require.ErrorIs(t, err, rpma.ErrInvalidArgument)
-	_, err = Listen(nil, "192.0.2.1", "0")
+	_, err = Listen(nil, "192.0.2.1", "0", nil)
 	require.ErrorIs(t, err, rpma.ErrInvalidArgument)
 	_, err = NewConnReq(context.Background(), nil, "192.0.2.1", "7204", nil)
 	require.ErrorIs(t, err, rpma.ErrInvalidArgument)
@@ -207,9 +207,9 @@ func TestArgumentsBeforeVerbs(t *testing.T) {
 
 	p := &Peer{} // stands in for an open peer
 	p.open()
-	_, err = Listen(p, "", "0")
+	_, err = Listen(p, "", "0", nil)
 	require.ErrorIs(t, err, rpma.ErrInvalidArgument)
-	_, err = Listen(p, "192.0.2.1", "")
+	_, err = Listen(p, "192.0.2.1", "", nil)
 	require.ErrorIs(t, err, rpma.ErrInvalidArgument)
 	_, err = NewConnReq(context.Background(), p, "", "7204", nil)
 	require.ErrorIs(t, err, rpma.ErrInvalidArgument)
@@ -246,7 +246,7 @@ func TestArgumentsBeforeVerbs(t *testing.T) {
 	closed := &Peer{}
 	closed.open()
 	closed.markClosed()
-	_, err = Listen(closed, "192.0.2.1", "0")
+	_, err = Listen(closed, "192.0.2.1", "0", nil)
 	require.ErrorIs(t, err, rpma.ErrInvalidArgument)
 	require.ErrorIs(t, err, os.ErrClosed)
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"net/netip"
 	"strconv"
+	"sync/atomic"
 
 	"github.com/gorpma/rpma/internal/ibv"
 	"github.com/gorpma/rpma/internal/leak"
@@ -19,12 +20,43 @@ type Endpoint struct {
 	id   *ibv.CMID
 	addr netip.AddrPort
 	leak *leak.Handle
+
+	// The cap on undecided requests: those NextConnReq returned that are
+	// neither connected nor closed. Requests keep a pointer to undecided,
+	// which may outlive the endpoint.
+	maxUndecided int64
+	undecided    *atomic.Int64
+	refused      atomic.Uint64
+}
+
+// ListenParams are an endpoint's settings beyond librpma's (zero values:
+// librpma's behaviour).
+type ListenParams struct {
+	// Backlog is rdma_listen's backlog: connection requests the kernel
+	// queues for the endpoint until NextConnReq takes them. 0 is
+	// librpma's, which the kernel reads as its maximum
+	// (net.rdma_ucm.max_backlog, 1024 by default).
+	Backlog int
+	// MaxUndecided caps the requests NextConnReq has returned that are
+	// neither connected nor closed; past it, NextConnReq rejects each
+	// further request as it arrives. 0: no cap.
+	MaxUndecided int
 }
 
 // Listen mirrors rpma_ep_listen. Port "0" binds a free port; Addr reports
-// it.
-func Listen(p *Peer, addr, port string) (*Endpoint, error) {
+// it. lp may be nil (librpma's behaviour).
+func Listen(p *Peer, addr, port string, lp *ListenParams) (*Endpoint, error) {
 	const op = "ep_listen"
+	var prm ListenParams
+	if lp != nil {
+		prm = *lp
+	}
+	switch {
+	case prm.Backlog < 0:
+		return nil, rpma.Inval(op, "Backlog %d is negative", prm.Backlog)
+	case prm.MaxUndecided < 0:
+		return nil, rpma.Inval(op, "MaxUndecided %d is negative", prm.MaxUndecided)
+	}
 	if addr == "" {
 		return nil, rpma.Inval(op, "empty address")
 	}
@@ -34,7 +66,7 @@ func Listen(p *Peer, addr, port string) (*Endpoint, error) {
 	if err := p.acquire(op); err != nil {
 		return nil, err
 	}
-	e, err := listen(op, p, addr, port)
+	e, err := listen(op, p, addr, port, &prm)
 	if err != nil {
 		p.release()
 		return nil, err
@@ -43,7 +75,7 @@ func Listen(p *Peer, addr, port string) (*Endpoint, error) {
 	return e, nil
 }
 
-func listen(op string, p *Peer, addr, port string) (*Endpoint, error) {
+func listen(op string, p *Peer, addr, port string, prm *ListenParams) (*Endpoint, error) {
 	ch, err := newCMChannel(op)
 	if err != nil {
 		return nil, err
@@ -67,18 +99,39 @@ func listen(op string, p *Peer, addr, port string) (*Endpoint, error) {
 	if err != nil {
 		return fail(providerMsg(op, err, "addr=%s, port=%s", addr, port))
 	}
-	if err := id.Listen(0); err != nil {
-		return fail(provider(op, err))
+	if err := id.Listen(prm.Backlog); err != nil {
+		return fail(providerMsg(op, err, "backlog %d", prm.Backlog))
 	}
 	e := &Endpoint{
-		peer: p,
-		ch:   ch,
-		id:   id,
-		addr: id.LocalAddr(),
-		leak: leak.Track("ep.Endpoint"),
+		peer:      p,
+		ch:        ch,
+		id:        id,
+		addr:      id.LocalAddr(),
+		leak:      leak.Track("ep.Endpoint"),
+		undecided: new(atomic.Int64),
+
+		maxUndecided: int64(prm.MaxUndecided),
 	}
 	e.open()
 	return e, nil
+}
+
+// Undecided returns how many requests NextConnReq returned that are
+// neither connected nor closed.
+func (e *Endpoint) Undecided() int {
+	if e == nil || e.undecided == nil {
+		return 0
+	}
+	return int(e.undecided.Load())
+}
+
+// Refused returns how many requests the endpoint rejected because
+// MaxUndecided requests were undecided.
+func (e *Endpoint) Refused() uint64 {
+	if e == nil {
+		return 0
+	}
+	return e.refused.Load()
 }
 
 // Addr returns the bound address and port (rdma_get_local_addr).
@@ -130,11 +183,16 @@ func (e *Endpoint) NextConnReq(ctx context.Context, params *ConnParams) (*ConnRe
 	if err := prm.checkFor(op, e.peer); err != nil {
 		return nil, err // before waiting: the request would be rejected
 	}
-	ev, err := e.ch.next(ctx, op, "endpoint")
-	if err != nil {
-		return nil, err
+	for {
+		ev, err := e.ch.next(ctx, op, "endpoint")
+		if err != nil {
+			return nil, err
+		}
+		if e.refuse(&ev) {
+			continue
+		}
+		return e.request(op, &ev, &prm)
 	}
-	return e.request(op, &ev, &prm)
 }
 
 // TryNextConnReq is NextConnReq that does not block: with no request
@@ -156,25 +214,63 @@ func (e *Endpoint) TryNextConnReq(params *ConnParams) (*ConnReq, error) {
 	if err := prm.checkFor(op, e.peer); err != nil {
 		return nil, err
 	}
-	ev, got, err := e.ch.take()
-	switch {
-	case !got:
-		return nil, errNoConnReqYet
-	case err != nil:
-		return nil, provider(op, err)
+	for {
+		ev, got, err := e.ch.take()
+		switch {
+		case !got:
+			return nil, errNoConnReqYet
+		case err != nil:
+			return nil, provider(op, err)
+		}
+		if e.refuse(&ev) {
+			continue
+		}
+		return e.request(op, &ev, &prm)
 	}
-	return e.request(op, &ev, &prm)
 }
 
 var errNoConnReqYet = rpma.NewError("ep_next_conn_req", rpma.CodeNoEvent, 0, "no connection request pending")
 
-// request builds the incoming request of a CONNECT_REQUEST event.
+// refuse rejects and destroys the id of a connection request when
+// MaxUndecided requests are undecided, and reports whether it did; else,
+// for a request, it counts one more undecided request, which the request
+// built from ev then owns.
+func (e *Endpoint) refuse(ev *ibv.CMEvent) bool {
+	if ev.Type != ibv.EventConnectRequest {
+		return false
+	}
+	for {
+		n := e.undecided.Load()
+		if e.maxUndecided > 0 && n >= e.maxUndecided {
+			break
+		}
+		if e.undecided.CompareAndSwap(n, n+1) {
+			return false
+		}
+	}
+	e.refused.Add(1)
+	rpma.Logf(rpma.LogNotice, "Rejecting a connection request from %s: %d requests are undecided", ev.ID.PeerAddr(), e.maxUndecided)
+	if err := ev.ID.Reject(nil); err != nil {
+		rpma.Logf(rpma.LogWarning, "ep_next_conn_req: rejecting an excess request: %v", err)
+	}
+	if err := ev.ID.Destroy(); err != nil {
+		rpma.Logf(rpma.LogWarning, "ep_next_conn_req: destroying an excess request: %v", err)
+	}
+	return true
+}
+
+// request builds the incoming request of a CONNECT_REQUEST event, which
+// refuse has counted as undecided.
 func (e *Endpoint) request(op string, ev *ibv.CMEvent, prm *ConnParams) (*ConnReq, error) {
 	if ev.Type != ibv.EventConnectRequest {
 		rpma.Logf(rpma.LogError, "Unexpected event received: %s", ev.Type)
 		return nil, rpma.Inval(op, "unexpected event %s", ev.Type)
 	}
-	return newPassive(op, e.peer, ev, prm)
+	r, err := newPassive(op, e.peer, ev, prm, e.undecided)
+	if err != nil {
+		e.undecided.Add(-1)
+	}
+	return r, err
 }
 
 // Close mirrors rpma_ep_shutdown: it destroys the listening id and the

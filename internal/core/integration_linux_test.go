@@ -54,7 +54,7 @@ func testPeer(t *testing.T) (*Peer, string) {
 func testPair(t *testing.T, p *Peer, ip string, prm *ConnParams) (client, server *Conn) {
 	t.Helper()
 	ctx := testCtx(t)
-	e, err := Listen(p, ip, "0")
+	e, err := Listen(p, ip, "0", nil)
 	require.NoError(t, err)
 	defer func() { require.NoError(t, e.Close()) }()
 	type res struct {

@@ -8,6 +8,7 @@ const (
 	AccessRemoteWrite     = 1 << 1 // IBV_ACCESS_REMOTE_WRITE
 	AccessRemoteRead      = 1 << 2 // IBV_ACCESS_REMOTE_READ
 	AccessRemoteAtomic    = 1 << 3 // IBV_ACCESS_REMOTE_ATOMIC
+	AccessMWBind          = 1 << 4 // IBV_ACCESS_MW_BIND
 	AccessOnDemand        = 1 << 6 // IBV_ACCESS_ON_DEMAND
 	AccessFlushGlobal     = 1 << 8 // IBV_ACCESS_FLUSH_GLOBAL (rdma-core 45+)
 	AccessFlushPersistent = 1 << 9 // IBV_ACCESS_FLUSH_PERSISTENT (rdma-core 45+)
@@ -62,3 +63,7 @@ const (
 	AdvisePrefetchNoFault = 2      // IBV_ADVISE_MR_ADVICE_PREFETCH_NO_FAULT
 	AdviseFlagFlush       = 1 << 0 // IBV_ADVISE_MR_FLAG_FLUSH
 )
+
+// IncRKey is ibv_inc_rkey: the key with its low 8 bits (the part a
+// consumer chooses when it binds a memory window) incremented.
+func IncRKey(rkey uint32) uint32 { return rkey&0xffffff00 | (rkey+1)&0xff }

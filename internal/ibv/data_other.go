@@ -84,3 +84,17 @@ func (s *SRQ) Destroy() error { return nil }
 
 // Resize returns ErrNotSupported in this build.
 func (q *CQ) Resize(int) error { return ErrNotSupported }
+
+// MW is a memory window; this build cannot create one.
+type MW struct{ RKey uint32 }
+
+// AllocMW2 returns ErrNotSupported in this build.
+func (pd *PD) AllocMW2() (*MW, error) { return nil, ErrNotSupported }
+
+// Dealloc does nothing.
+func (w *MW) Dealloc() error { return nil }
+
+// PostBindMW returns EOPNOTSUPP in this build.
+func (q *QP) PostBindMW(uint64, uint32, *MW, uint32, *MR, uint64, uint64, int, Reap) (syscall.Errno, int) {
+	return syscall.EOPNOTSUPP, 0
+}

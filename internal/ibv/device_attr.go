@@ -9,6 +9,12 @@ const (
 	DeviceAtomicWrite     uint64 = 1 << 40 // IB_UVERBS_DEVICE_ATOMIC_WRITE
 )
 
+// Device capability bits (enum ibv_device_cap_flags, in device_cap_flags).
+const (
+	DeviceMemWindow       uint64 = 1 << 17 // IBV_DEVICE_MEM_WINDOW
+	DeviceMemWindowType2B uint64 = 1 << 24 // IBV_DEVICE_MEM_WINDOW_TYPE_2B
+)
+
 // On-demand paging capability bits (struct ibv_odp_caps).
 const (
 	ODPSupport      uint64 = 1 << 0 // IBV_ODP_SUPPORT

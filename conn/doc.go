@@ -91,6 +91,19 @@
 // the caller; an error still does). So polling always frees the queue,
 // and a caller sees exactly the completions it asked for.
 //
+// # Grants: access per connection
+//
+// By default (as in librpma) every connection of a peer reaches every
+// region registered on it for remote access. A region registered with
+// [mr.UsageGranted] has no remote access of its own; [Conn.Grant] gives
+// one connection access to a range of it (a memory window of type 2B
+// bound on the connection's QP) until [Grant.Revoke] or the connection's
+// Close. Grant once the connection is established (the bind is a work
+// request) and send the other side [Grant.Descriptor] in a message; it
+// uses the descriptor as a region's. The bind takes a send-queue slot and
+// a CQ entry until its completion, which is the library's own, like the
+// signaled requests of the run rule above. See doc/security.md.
+//
 // # Broken connections
 //
 // A failed completion puts the QP in the error state. From the moment

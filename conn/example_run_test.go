@@ -18,5 +18,6 @@ func TestIntegrationExamples(t *testing.T) {
 		"ExampleConn_Send":          ExampleConn_Send,
 		"ExampleConn_Wait":          ExampleConn_Wait,
 		"ExampleConn_GetRecvComp":   ExampleConn_GetRecvComp,
+		"ExampleConn_Grant":         ExampleConn_Grant,
 	})
 }

@@ -558,3 +558,102 @@ func ExampleConfig_Validate() {
 	// 1s 10 10 10 7
 	// true
 }
+
+// Serving a client only part of a region, and taking it back: the region
+// is registered with mr.UsageGranted (no remote access of its own), the
+// server grants the connection 64 bytes of it once the connection is up,
+// and the client uses the grant's descriptor as a region's. After Revoke
+// the client's write fails with a remote access error. (The descriptor
+// would normally travel in a message, as in examples/grant; here both
+// sides are in one process.)
+func ExampleConn_Grant() {
+	p, closePeer := openPeer()
+	defer closePeer()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	shared, unreg := register(p, 4096, mr.UsageGranted|mr.UsageWriteDst)
+	defer unreg()
+	src, unreg := register(p, 4096, mr.UsageWriteSrc)
+	defer unreg()
+
+	e, err := ep.Listen(p, addr, "0")
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer e.Shutdown()
+	server := make(chan *conn.Conn)
+	go func() {
+		req, err := e.NextConnReq(ctx, nil)
+		if err != nil {
+			log.Fatal(err)
+		}
+		s, err := req.Connect(nil)
+		if err != nil {
+			log.Fatal(err)
+		}
+		if ev, err := s.NextEvent(ctx); err != nil || ev != rpma.ConnEstablished {
+			log.Fatal(ev, err)
+		}
+		server <- s
+	}()
+	req, err := conn.NewRequest(ctx, p, addr, e.Port(), nil)
+	if err != nil {
+		log.Fatal(err)
+	}
+	c, err := req.Connect(nil)
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer c.Close()
+	if ev, err := c.NextEvent(ctx); err != nil || ev != rpma.ConnEstablished {
+		log.Fatal(ev, err)
+	}
+	s := <-server
+	defer s.Close()
+
+	// The server: 64 bytes at offset 1024, for this connection only.
+	g, err := s.Grant(ctx, shared, 1024, 64, mr.UsageWriteDst)
+	if err != nil {
+		log.Fatal(err)
+	}
+	desc := g.Descriptor() // 21 bytes, librpma's region descriptor form
+
+	// The client.
+	dst, err := mr.RemoteFromDescriptor(desc[:])
+	if err != nil {
+		log.Fatal(err)
+	}
+	write := func(opContext uint64) error {
+		n := copy(src.Bytes(), "granted bytes")
+		if err := c.Write(dst, 0, src, 0, n, rpma.CompletionAlways, opContext); err != nil {
+			return err
+		}
+		var wc [1]cq.WC
+		for {
+			_, err := c.CQ().GetWC(wc[:])
+			if err == nil {
+				return wc[0].Err()
+			}
+			if !errors.Is(err, rpma.ErrNoCompletion) {
+				return err
+			}
+			if err := c.CQ().Wait(context.Background()); err != nil {
+				return err
+			}
+		}
+	}
+	if err := write(1); err != nil {
+		log.Fatal(err)
+	}
+	fmt.Printf("the server has %q at 1024\n", shared.Bytes()[1024:1024+13])
+
+	// The server takes it back.
+	if err := g.Revoke(); err != nil {
+		log.Fatal(err)
+	}
+	err = write(2)
+	fmt.Println("after Revoke:", errors.Is(err, &rpma.WCError{Status: rpma.WCRemAccessErr}))
+	// Device output:
+	// the server has "granted bytes" at 1024
+	// after Revoke: true
+}

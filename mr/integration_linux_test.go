@@ -34,8 +34,10 @@ func TestIntegrationReg(t *testing.T) {
 
 	_, err = mr.Reg(p, r.Bytes(), 0)
 	require.ErrorIs(t, err, rpma.ErrInvalidArgument)
-	_, err = mr.Reg(p, r.Bytes(), 0x200)
+	_, err = mr.Reg(p, r.Bytes(), 0x400)
 	require.ErrorIs(t, err, rpma.ErrInvalidArgument)
+	_, err = mr.Reg(p, r.Bytes(), mr.UsageGranted)
+	require.ErrorIs(t, err, rpma.ErrInvalidArgument, "UsageGranted alone grants nothing")
 	_, err = mr.Reg(p, nil, mr.UsageSend)
 	require.ErrorIs(t, err, rpma.ErrInvalidArgument)
 

@@ -45,6 +45,15 @@ const (
 	// has no room for it, so the other side learns it only from
 	// [Local.ExtendedDescriptor].
 	UsageAtomicDst Usage = core.UsageAtomicDst
+	// UsageGranted: the region's remote usages (UsageReadSrc,
+	// UsageWriteDst, the flush usages, UsageAtomicDst) are reachable only
+	// through grants, conn.Conn.Grant, each for one connection. The region
+	// is registered with IBV_ACCESS_MW_BIND and no remote access of its
+	// own, so its own key (and its Descriptor) opens nothing to anyone.
+	// This module's own, for serving clients that must not reach each
+	// other's memory; it needs a device with memory windows of type 2B
+	// (else Reg fails with an error matching [rpma.ErrNotSupported]).
+	UsageGranted Usage = core.UsageGranted
 )
 
 // DescriptorSize mirrors rpma_mr_get_descriptor_size: a descriptor is

@@ -32,6 +32,7 @@ type Conn struct {
 
 	directWriteToPMem atomic.Bool
 	live              liveness // with a PeerTimeout
+	grants            grantSet // the other side's access to local regions (grant.go)
 	leak              *leak.Handle
 }
 
@@ -248,6 +249,8 @@ func (c *Conn) Close() error {
 	c.lock()
 	defer c.unlock()
 	var errs errList
+	// Before the QP: a bound window holds it.
+	errs.add(c.grants.revokeAll())
 	errs.add(c.q.destroy(c.id))
 	errs.add(provider("conn_delete", c.id.Destroy()))
 	c.ev.destroy()

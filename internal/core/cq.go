@@ -522,6 +522,14 @@ func (q *CQ) translate(w *WC) bool {
 		if !ok {
 			q.sq.qp.breakWith(w.Err())
 		}
+		if sl.own {
+			q.sq.ownDone = id&wrSeqMask + 1
+			q.sq.ownErr = nil
+			if !ok {
+				q.sq.ownErr = w.Err()
+			}
+			return false
+		}
 		if sl.probe {
 			return false
 		}

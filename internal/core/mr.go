@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"runtime"
+	"sync/atomic"
 	"syscall"
 	"unsafe"
 
@@ -28,9 +29,21 @@ const (
 	// (IBV_ACCESS_REMOTE_ATOMIC). It does not fit the descriptor's usage
 	// byte: ExtendedDescriptor carries it.
 	UsageAtomicDst = 1 << 8
-	usageLibrpma   = 0xff
-	usageAll       = usageLibrpma | UsageAtomicDst
-	usageFlushAny  = UsageFlushVisibility | UsageFlushPersistent
+	// UsageGranted is this module's own too: the region's remote usages
+	// are reachable only through grants (Conn.Grant, memory windows of
+	// type 2B): it is registered with IBV_ACCESS_MW_BIND and without any
+	// remote access of its own, so its own rkey opens nothing. It is a
+	// property of the registration, never in a descriptor.
+	UsageGranted  = 1 << 9
+	usageLibrpma  = 0xff
+	usageRemote   = usageLibrpma | UsageAtomicDst // what a descriptor can carry
+	usageAll      = usageRemote | UsageGranted
+	usageFlushAny = UsageFlushVisibility | UsageFlushPersistent
+	// usageGrantable: the usages that give the other side access.
+	usageGrantable = UsageReadSrc | UsageWriteDst | usageFlushAny | UsageAtomicDst
+	// accessRemote: the IBV_ACCESS_* bits that open a region to the other
+	// side.
+	accessRemote   = ibv.AccessRemoteRead | ibv.AccessRemoteWrite | ibv.AccessRemoteAtomic | ibv.AccessFlushGlobal | ibv.AccessFlushPersistent
 	DescriptorSize = 2*8 + 4 + 1 // RPMA_MR_DESC_SIZE
 	// ExtendedDescriptorSize: the 21 bytes of librpma's descriptor and
 	// one of this module's usage bits (usage >> 8).
@@ -83,6 +96,10 @@ func UsageToAccess(usage int, nativeFlush, iwarp bool) int {
 		access |= ibv.AccessRemoteAtomic | ibv.AccessLocalWrite
 	}
 	// UsageSend needs no access flag.
+	if usage&UsageGranted != 0 {
+		// Remote access only through windows bound to the region.
+		access = access&^accessRemote | ibv.AccessMWBind
+	}
 	return access
 }
 
@@ -101,6 +118,7 @@ type MR struct {
 	lkey   uint32
 	rkey   uint32
 	leak   *leak.Handle
+	grants atomic.Int32 // live grants of the region (UsageGranted)
 }
 
 // RegMR mirrors rpma_mr_reg. b is the memory to register. Memory of the Go
@@ -117,7 +135,13 @@ func RegMR(p *Peer, b []byte, usage int) (*MR, error) {
 		return nil, rpma.Inval(op, "empty memory")
 	}
 	if usage == 0 || usage&^usageAll != 0 {
-		return nil, rpma.Inval(op, "usage 0x%x: must be non-zero and only RPMA_MR_USAGE_* bits or mr.UsageAtomicDst", usage)
+		return nil, rpma.Inval(op, "usage 0x%x: must be non-zero and only RPMA_MR_USAGE_* bits, mr.UsageAtomicDst or mr.UsageGranted", usage)
+	}
+	if usage&^UsageGranted == 0 {
+		return nil, rpma.Inval(op, "usage 0x%x: mr.UsageGranted needs the usages it grants", usage)
+	}
+	if usage&UsageGranted != 0 && p != nil && p.attr.DeviceCapFlags&ibv.DeviceMemWindowType2B == 0 {
+		return nil, rpma.NoSupp(op, "mr.UsageGranted needs memory windows of type 2B, which the device lacks (device_cap_flags 0x%x has no IBV_DEVICE_MEM_WINDOW_TYPE_2B)", p.attr.DeviceCapFlags)
 	}
 	if err := p.acquire(op); err != nil {
 		return nil, err
@@ -255,7 +279,7 @@ func (m *MR) ExtendedDescriptor() [ExtendedDescriptorSize]byte {
 func extendedDescriptor(base [DescriptorSize]byte, usage int) [ExtendedDescriptorSize]byte {
 	var d [ExtendedDescriptorSize]byte
 	copy(d[:], base[:])
-	d[DescriptorSize] = uint8(usage >> 8)
+	d[DescriptorSize] = uint8(usage & usageRemote >> 8)
 	return d
 }
 
@@ -287,13 +311,22 @@ func (m *MR) Advise(off, n int, advice int, flags uint32) error {
 
 // Close mirrors rpma_mr_dereg (ibv_dereg_mr). As in librpma, the region is
 // gone afterwards even when deregistration failed. It is idempotent and
-// nil-safe.
+// nil-safe. A region with live grants is not deregistered: Close then
+// fails (rpma.ErrInvalidArgument, EBUSY) and the region stays usable.
 func (m *MR) Close() error {
-	if m == nil || !m.beginClose() {
+	if m == nil {
 		return nil
 	}
 	m.lock()
 	defer m.unlock()
+	if m.closed() {
+		return nil
+	}
+	if n := m.grants.Load(); n > 0 {
+		return rpma.NewError("mr_dereg", rpma.CodeInval, syscall.EBUSY,
+			"the region has %d live grants: revoke them (Grant.Revoke) or close their connections first", n)
+	}
+	m.markClosed()
 	err := m.mr.Dereg()
 	m.pin.Unpin()
 	regmem.Remove(m)
@@ -343,8 +376,8 @@ func RemoteFromExtendedDescriptor(desc []byte) (*RemoteMR, error) {
 		return nil, rpma.Inval(op, "extended descriptor of %d bytes, need %d", len(desc), ExtendedDescriptorSize)
 	}
 	ext := int(desc[DescriptorSize]) << 8
-	if ext&^usageAll != 0 {
-		return nil, rpma.Inval(op, "unknown usage bits 0x%x", ext&^usageAll)
+	if ext&^usageRemote != 0 {
+		return nil, rpma.Inval(op, "unknown usage bits 0x%x", ext&^usageRemote)
 	}
 	return decodeDescriptor(op, desc, ext)
 }

@@ -17,6 +17,7 @@ func TestUsageToAccess(t *testing.T) {
 		fg = ibv.AccessFlushGlobal
 		fp = ibv.AccessFlushPersistent
 		ra = ibv.AccessRemoteAtomic
+		mw = ibv.AccessMWBind
 	)
 	for _, tc := range []struct {
 		usage              int
@@ -39,7 +40,12 @@ func TestUsageToAccess(t *testing.T) {
 		{UsageWriteDst | UsageReadSrc | UsageFlushVisibility, false, false, rw | lw | rr},
 		{UsageAtomicDst, false, false, ra | lw}, // this module's own
 		{usageLibrpma, false, true, lw | rw | rr},
-		{usageAll, false, true, lw | rw | rr | ra},
+		{usageRemote, false, true, lw | rw | rr | ra},
+		// Granted: the local bits and MW_BIND, never a remote one.
+		{UsageGranted | UsageWriteDst | UsageReadSrc | UsageAtomicDst, false, false, lw | mw},
+		{UsageGranted | UsageFlushPersistent, true, false, mw},
+		{UsageGranted | UsageReadSrc, false, false, mw},
+		{usageAll, false, true, lw | mw},
 	} {
 		require.Equal(t, tc.want, UsageToAccess(tc.usage, tc.nativeFlush, tc.iwarp), "%+v", tc)
 	}

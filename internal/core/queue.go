@@ -106,6 +106,7 @@ type wrSlot struct {
 	ctx   uint64 // the caller's op context
 	user  bool   // the caller asked for a completion on success
 	probe bool   // the liveness probe's (never the caller's, even failed)
+	own   bool   // the library's own request, e.g. a grant's bind (never the caller's)
 }
 
 // workQueue accounts for the send or the receive queue of one QP, under
@@ -133,6 +134,12 @@ type workQueue struct {
 	// beyond depth.
 	probing  bool
 	probeSeq uint64
+
+	// The last of the library's own requests (wrSlot.own) that completed:
+	// its sequence number + 1, and its error (nil on success). One is
+	// outstanding at a time (grants.go serializes them).
+	ownDone uint64
+	ownErr  error
 }
 
 func newWorkQueue(depth int, cq *CQ, qp *qpState, full error) *workQueue {

@@ -1,0 +1,366 @@
+package core
+
+import (
+	"context"
+	"fmt"
+	"runtime"
+	"sync"
+	"time"
+	"unsafe"
+
+	"github.com/gorpma/rpma/internal/ibv"
+	"github.com/gorpma/rpma/internal/leak"
+	"github.com/gorpma/rpma/rpma"
+)
+
+// Grants: access to a range of a local region given to one connection
+// only, and taken back, with memory windows of type 2B (librpma has no
+// such thing: every connection of a Peer reaches every region registered
+// for remote access).
+//
+// The region is registered with UsageGranted: IBV_ACCESS_MW_BIND and no
+// remote access, so its own key opens nothing. A grant allocates a type 2
+// window and binds it with a work request on the connection's QP; the
+// device accepts the window's key only for requests that arrive on that
+// QP. Revoking deallocates the window (ibv_dealloc_mw), which invalidates
+// it at once: no work request, no wait.
+//
+// A grant narrower than the region binds its window to a registration of
+// exactly the granted range, made for it: rxe checks a request that uses a
+// window against the range of the window's registration, not of the
+// window (check_rkey calls mr_check_range on mw->mr), so a window bound to
+// the whole region would open all of it. A grant of the whole region binds
+// to the region's own registration.
+//
+// The bind takes a send-queue slot and a CQ entry like any request; its
+// completion is the library's own (wrSlot.own): GetWC never returns it,
+// though a completion wait may wake for it and then find nothing.
+
+// Grant is a connection's access to [Addr, Addr+Size) of a local region.
+type Grant struct {
+	conn   *Conn
+	mr     *MR
+	shadow *ibv.MR // the registration of exactly the granted range, nil for the whole region
+	mw     *ibv.MW
+	addr   uint64
+	size   uint64
+	rkey   uint32
+	usage  int
+	live   bool // under conn.grants.mu
+	leak   *leak.Handle
+}
+
+// grantSet is a connection's grants. Its mutex also serializes binds, so
+// that one of the library's own requests is outstanding at a time.
+type grantSet struct {
+	mu   sync.Mutex
+	live map[*Grant]struct{}
+}
+
+// Grant gives the other side of c access with usage (a subset of the
+// region's remote usages: UsageReadSrc, UsageWriteDst, the flush usages,
+// UsageAtomicDst) to [off, off+n) of m, which must be registered with
+// UsageGranted on c's peer. It returns once the window is bound, or when
+// ctx ends first.
+func (c *Conn) Grant(ctx context.Context, m *MR, off, n int, usage int) (*Grant, error) {
+	const op = "conn_grant"
+	if ctx == nil {
+		return nil, errNil(op, "context")
+	}
+	if c == nil {
+		return nil, errNil(op, "connection")
+	}
+	if m == nil {
+		return nil, errNil(op, "memory region")
+	}
+	if !c.enter() {
+		return nil, errClosed(op, "connection")
+	}
+	defer c.exit()
+	if !m.enter() {
+		return nil, errClosed(op, "memory region")
+	}
+	defer m.exit()
+	if err := c.checkGrant(op, m, off, n, usage); err != nil {
+		return nil, err
+	}
+	g := &Grant{conn: c, mr: m, addr: m.addr + uint64(off), size: uint64(n), usage: usage}
+	access := UsageToAccess(usage, c.peer.nativeFlush, c.peer.iwarp) & accessRemote
+
+	c.grants.mu.Lock()
+	defer c.grants.mu.Unlock()
+	var err error
+	if g.mw, err = c.peer.pd.AllocMW2(); err != nil {
+		return nil, provider(op, err)
+	}
+	target := m.mr
+	if g.size != m.size {
+		// A registration of exactly the range (see above); local write
+		// when the window lets the other side write (C10-74).
+		local := ibv.AccessMWBind
+		if access&(ibv.AccessRemoteWrite|ibv.AccessRemoteAtomic) != 0 {
+			local |= ibv.AccessLocalWrite
+		}
+		ptr := unsafe.Add(unsafe.Pointer(unsafe.SliceData(m.buf)), off)
+		if g.shadow, err = c.peer.pd.RegMR(ptr, n, local); err != nil {
+			g.release()
+			return nil, providerMsg(op, err, "registering the granted range [%d, %d+%d) for its window", off, off, n)
+		}
+		target = g.shadow
+	}
+	g.rkey = ibv.IncRKey(g.mw.RKey)
+	if err := c.bind(ctx, op, g, target, access); err != nil {
+		if !g.live { // else abandoned, still queued
+			g.release()
+		}
+		return nil, err
+	}
+	if c.grants.live == nil {
+		c.grants.live = make(map[*Grant]struct{})
+	}
+	c.grants.live[g] = struct{}{}
+	g.live = true
+	m.grants.Add(1)
+	g.leak = leak.Track("conn.Grant")
+	return g, nil
+}
+
+// checkGrant checks a grant's arguments before anything is allocated or
+// posted.
+func (c *Conn) checkGrant(op string, m *MR, off, n int, usage int) error {
+	if c.peer.attr.DeviceCapFlags&ibv.DeviceMemWindowType2B == 0 {
+		return rpma.NoSupp(op, "the device has no memory windows of type 2B (device_cap_flags 0x%x)", c.peer.attr.DeviceCapFlags)
+	}
+	if m.peer != c.peer {
+		return rpma.Inval(op, "the memory region is registered on another peer (protection domain) than the connection's")
+	}
+	if m.usage&UsageGranted == 0 {
+		return rpma.Inval(op, "the memory region was not registered with mr.UsageGranted: its own registration decides who reaches it")
+	}
+	if m.odp {
+		return rpma.NoSupp(op, "the memory region needed On-Demand Paging: grants of such regions are not supported")
+	}
+	if usage == 0 || usage&^usageGrantable != 0 {
+		return rpma.Inval(op, "usage 0x%x: must be non-zero and only mr.UsageReadSrc, mr.UsageWriteDst, the flush usages and mr.UsageAtomicDst", usage)
+	}
+	if usage&^m.usage != 0 {
+		return rpma.Inval(op, "usage 0x%x is not in the region's usage 0x%x", usage&^m.usage, m.usage&usageRemote)
+	}
+	if n == 0 {
+		return rpma.Inval(op, "empty range")
+	}
+	return checkRange(op, "memory region", off, n, m.size)
+}
+
+// bindPollMax bounds the wait between two polls of a bind's completion.
+const bindPollMax = time.Millisecond
+
+// bind posts the bind of g's window to [g.addr, g.addr+g.size) of target,
+// as the library's own signaled request, and waits for its completion
+// (c.grants.mu held).
+func (c *Conn) bind(ctx context.Context, op string, g *Grant, target *ibv.MR, access int) error {
+	d, err := c.lockData(op)
+	if err != nil {
+		return err
+	}
+	sq, cq, qp := c.q.sq, c.q.cq, c.q.qp
+	s, err := sq.reserve(1)
+	if err != nil {
+		d.mu.Unlock()
+		return err
+	}
+	saved := sq.unsignaled
+	sq.signal(true)
+	sq.ring[s&sq.mask] = wrSlot{own: true}
+	errno, reaped := qp.PostBindMW(wrKindSQ|s, ibv.SendSignaled, g.mw, g.rkey, target, g.addr, g.size, access, cq.reap())
+	if errno != 0 {
+		sq.rollback(s, 1, saved)
+	}
+	cq.reaped(reaped)
+	if errno != 0 {
+		err = postError("ibv_post_send", errno, qp, c.q.state)
+	}
+	d.mu.Unlock()
+	if err != nil {
+		return err
+	}
+	for pause := time.Duration(0); ; pause = min(2*pause+10*time.Microsecond, bindPollMax) {
+		d.mu.Lock()
+		if d.closed {
+			d.mu.Unlock()
+			return errClosed(op, "connection")
+		}
+		if sq.ownDone != s+1 {
+			cq.pollIntoStash(op)
+		}
+		done, berr := sq.ownDone == s+1, sq.ownErr
+		d.mu.Unlock()
+		if done {
+			if berr != nil {
+				return fmt.Errorf("rpma: %s: binding the memory window failed: %w", op, berr)
+			}
+			return nil
+		}
+		if c.closed() {
+			return errClosed(op, "connection")
+		}
+		if err := ctx.Err(); err != nil {
+			// The bind is still queued: the window stays allocated
+			// until the connection closes (release would let the
+			// bind fail on a freed window and break the QP).
+			c.grants.abandon(g)
+			return fmt.Errorf("rpma: %s: gave up waiting for the memory window's bind, which stays queued until the connection closes: %w", op, err)
+		}
+		if pause == 0 {
+			runtime.Gosched()
+			continue
+		}
+		t := time.NewTimer(pause)
+		select {
+		case <-ctx.Done():
+		case <-t.C:
+		}
+		t.Stop()
+	}
+}
+
+// abandon keeps g, whose bind is still queued, live: its window and
+// registration stay until it is revoked or its connection closes, and
+// its region cannot be deregistered before (grants.mu held).
+func (s *grantSet) abandon(g *Grant) {
+	if s.live == nil {
+		s.live = make(map[*Grant]struct{})
+	}
+	s.live[g] = struct{}{}
+	g.live = true
+	g.mr.grants.Add(1)
+	g.leak = leak.Track("conn.Grant")
+}
+
+// release frees g's window and registration (grants.mu held).
+func (g *Grant) release() error {
+	var errs errList
+	if err := g.mw.Dealloc(); err != nil {
+		errs.add(provider("conn_grant_revoke", err))
+	} else {
+		g.mw = nil
+	}
+	if err := g.shadow.Dereg(); err != nil {
+		errs.add(provider("conn_grant_revoke", err))
+	} else {
+		g.shadow = nil
+	}
+	return errs.err()
+}
+
+// Revoke takes the grant back: the window is deallocated, and requests
+// of the other side that use its key fail with a remote access error from
+// then on. It is idempotent and nil-safe; the connection's Close revokes
+// its grants too. When the deallocation fails, the grant stays live and
+// Revoke may be retried.
+func (g *Grant) Revoke() error {
+	if g == nil || g.conn == nil {
+		return nil
+	}
+	s := &g.conn.grants
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.revoke(g)
+}
+
+// revoke revokes g (s.mu held).
+func (s *grantSet) revoke(g *Grant) error {
+	if !g.live {
+		return nil
+	}
+	if err := g.release(); err != nil {
+		return err
+	}
+	g.live = false
+	delete(s.live, g)
+	g.mr.grants.Add(-1)
+	g.leak.Release()
+	return nil
+}
+
+// revokeAll revokes every grant of the connection (Close, before the QP
+// is destroyed: a bound window holds its QP).
+func (s *grantSet) revokeAll() error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var errs errList
+	for g := range s.live {
+		errs.add(s.revoke(g))
+	}
+	return errs.err()
+}
+
+// Descriptor returns the grant's descriptor: librpma's 21 bytes
+// (address, size, the window's key, the usage byte), which the other side
+// decodes as it decodes a region's (a C librpma peer too).
+func (g *Grant) Descriptor() [DescriptorSize]byte {
+	if g == nil {
+		return [DescriptorSize]byte{}
+	}
+	return descriptor(g.addr, g.size, g.rkey, g.usage)
+}
+
+// ExtendedDescriptor is Descriptor with this module's usage bits
+// (UsageAtomicDst) in a 22nd byte.
+func (g *Grant) ExtendedDescriptor() [ExtendedDescriptorSize]byte {
+	if g == nil {
+		return [ExtendedDescriptorSize]byte{}
+	}
+	return extendedDescriptor(g.Descriptor(), g.usage)
+}
+
+// Addr returns the granted range's address.
+func (g *Grant) Addr() uint64 {
+	if g == nil {
+		return 0
+	}
+	return g.addr
+}
+
+// Size returns the granted range's size.
+func (g *Grant) Size() int {
+	if g == nil {
+		return 0
+	}
+	return int(g.size)
+}
+
+// RKey returns the window's key.
+func (g *Grant) RKey() uint32 {
+	if g == nil {
+		return 0
+	}
+	return g.rkey
+}
+
+// Usage returns the usage granted.
+func (g *Grant) Usage() int {
+	if g == nil {
+		return 0
+	}
+	return g.usage
+}
+
+// Live reports whether the grant is still in force.
+func (g *Grant) Live() bool {
+	if g == nil || g.conn == nil {
+		return false
+	}
+	g.conn.grants.mu.Lock()
+	defer g.conn.grants.mu.Unlock()
+	return g.live
+}
+
+// LKey returns the key of the registration whose key would open the
+// region if it had remote access (tests use it to show that it does not).
+func (m *MR) LKey() uint32 {
+	if m == nil {
+		return 0
+	}
+	return m.lkey
+}

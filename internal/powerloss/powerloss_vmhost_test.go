@@ -24,8 +24,10 @@ import (
 // Parameters of the test. Each kill point costs one server boot (~8 s under
 // TCG) plus the writes before the kill.
 const (
-	killPoints      = 20           // kill points of the real test
+	killPoints      = 16           // kill points of the real test
 	controlRounds   = 5            // kill points of the negative control
+	casKillPoints   = 6            // kill points of the compare-and-swap test
+	casControl      = 3            // and of its negative control
 	perRound        = 2000         // records a round may write
 	pmemSize        = 64 << 20     // the NVDIMM; perRound*RecordSize*rounds must fit
 	wireDelay       = "delay 20ms" // netem on each NIC: writes stay in flight
@@ -180,14 +182,10 @@ func parseRanges(t *testing.T, s string) []uint32 {
 	return out
 }
 
-func TestPowerLoss(t *testing.T) {
-	require.LessOrEqual(t, (killPoints+1)*perRound*RecordSize, pmemSize)
-	plnode := buildPlnode(t)
-	p, err := vm.Prepare(vm.Config{Log: os.Stderr, Timeout: 30 * time.Minute})
-	require.NoError(t, err)
-
-	var lost, survivedUnacked, ackedTotal int
-	for r, rr := range phase(t, p, plnode, "ack-on-flush", killPoints) {
+// losses counts, over a phase's rounds, the acknowledged seqs that did not
+// survive, the survivors never acknowledged, and the acknowledged.
+func losses(t *testing.T, mode string, rounds []roundResult, requireAcks bool) (lost, survivedUnacked, acked int) {
+	for r, rr := range rounds {
 		var l, u int
 		for seq := range rr.acked {
 			if !rr.survived[seq] {
@@ -199,25 +197,34 @@ func TestPowerLoss(t *testing.T) {
 				u++
 			}
 		}
-		t.Logf("kill point %d: %d acknowledged, %d survived, %d acknowledged lost, %d unacknowledged survived",
-			r, len(rr.acked), len(rr.survived), l, u)
-		require.NotEmpty(t, rr.acked, "kill point %d acknowledged nothing", r)
-		lost, survivedUnacked, ackedTotal = lost+l, survivedUnacked+u, ackedTotal+len(rr.acked)
-	}
-	t.Logf("ack-on-flush: %d kill points, %d records acknowledged, %d lost, %d unacknowledged survived",
-		killPoints, ackedTotal, lost, survivedUnacked)
-	require.Zero(t, lost, "acknowledged records lost")
-
-	// Negative control: acknowledging at post time must lose records.
-	var ctlLost, ctlAcked int
-	for _, rr := range phase(t, p, plnode, "ack-on-post", controlRounds) {
-		for seq := range rr.acked {
-			if !rr.survived[seq] {
-				ctlLost++
-			}
+		t.Logf("%s kill point %d: %d acknowledged, %d survived, %d acknowledged lost, %d unacknowledged survived",
+			mode, r, len(rr.acked), len(rr.survived), l, u)
+		if requireAcks {
+			require.NotEmpty(t, rr.acked, "%s kill point %d acknowledged nothing", mode, r)
 		}
-		ctlAcked += len(rr.acked)
+		lost, survivedUnacked, acked = lost+l, survivedUnacked+u, acked+len(rr.acked)
 	}
-	t.Logf("negative control (ack-on-post): %d kill points, %d acknowledged, %d lost", controlRounds, ctlAcked, ctlLost)
-	require.Positive(t, ctlLost, "the negative control lost nothing: the test cannot tell durable from not")
+	t.Logf("%s: %d kill points, %d acknowledged, %d lost, %d unacknowledged survived",
+		mode, len(rounds), acked, lost, survivedUnacked)
+	return lost, survivedUnacked, acked
+}
+
+func TestPowerLoss(t *testing.T) {
+	require.LessOrEqual(t, (killPoints+1)*(perRound+1)*RecordSize, pmemSize)
+	plnode := buildPlnode(t)
+	p, err := vm.Prepare(vm.Config{Log: os.Stderr, Timeout: 30 * time.Minute})
+	require.NoError(t, err)
+
+	lost, _, _ := losses(t, "ack-on-flush", phase(t, p, plnode, "ack-on-flush", killPoints), true)
+	require.Zero(t, lost, "acknowledged records lost")
+	// Negative control: acknowledging at post time must lose records.
+	lost, _, _ = losses(t, "ack-on-post", phase(t, p, plnode, "ack-on-post", controlRounds), false)
+	require.Positive(t, lost, "the negative control lost nothing: the test cannot tell durable from not")
+
+	// Remote compare-and-swap, each flushed: an acknowledged counter value
+	// survives the power cut.
+	lost, _, _ = losses(t, "cas-on-flush", phase(t, p, plnode, "cas-on-flush", casKillPoints), true)
+	require.Zero(t, lost, "acknowledged counter values lost")
+	lost, _, _ = losses(t, "cas-on-post", phase(t, p, plnode, "cas-on-post", casControl), false)
+	require.Positive(t, lost, "the CAS negative control lost nothing: the test cannot tell durable from not")
 }

@@ -1,7 +1,7 @@
 // Command plnode is the program the power-loss test's VMs run.
 //
 //	plnode server -rounds R -per-round N
-//	plnode client -mode ack-on-flush|ack-on-post -peer ADDR -rounds R -per-round N
+//	plnode client -mode ack-on-flush|ack-on-post|cas-on-flush|cas-on-post -peer ADDR -rounds R -per-round N
 //
 // The server maps the VM's NVDIMM ($RPMA_TEST_PMEM, Device DAX), first
 // prints which records of earlier rounds it finds there ("HAVE round
@@ -14,10 +14,19 @@
 // its flush completes (ack-on-flush), or when it was posted (ack-on-post,
 // the negative control). When the connection breaks (the server lost
 // power) it goes on with the next round.
+//
+// The cas modes test remote compare-and-swap instead: each round has an
+// 8-byte counter (one per cache line, after the records), which the client
+// raises from k to k+1 with CompareAndSwap, each followed by a persistent
+// flush of the word, and prints "ACK r k+1" when the flush completes
+// (cas-on-flush) or when the CAS was posted (cas-on-post, its negative
+// control). The server reports a counter at v as seqs 1..v in its HAVE
+// line (no round writes both records and a counter).
 package main
 
 import (
 	"context"
+	"encoding/binary"
 	"errors"
 	"flag"
 	"fmt"
@@ -44,7 +53,7 @@ func main() {
 	fs := flag.NewFlagSet(os.Args[1], flag.ExitOnError)
 	rounds := fs.Int("rounds", 20, "rounds (kill points)")
 	perRound := fs.Int("per-round", 2000, "records a round may write")
-	mode := fs.String("mode", "ack-on-flush", "client: ack-on-flush or ack-on-post")
+	mode := fs.String("mode", "ack-on-flush", "client: ack-on-flush, ack-on-post, cas-on-flush or cas-on-post")
 	peerIP := fs.String("peer", "", "client: the server's address")
 	fs.Parse(os.Args[2:])
 	var err error
@@ -100,7 +109,7 @@ func server(rounds, perRound int) error {
 		return err
 	}
 	defer region.Close()
-	size := rounds * perRound * powerloss.RecordSize
+	size := counterOffset(rounds, perRound, rounds)
 	if region.Len() < size {
 		return fmt.Errorf("%s holds %d bytes, the rounds need %d", path, region.Len(), size)
 	}
@@ -113,6 +122,10 @@ func server(rounds, perRound int) error {
 			if err == nil && rec.Round == uint32(r) && rec.Seq == uint32(s) {
 				have = append(have, uint32(s))
 			}
+		}
+		off := counterOffset(rounds, perRound, r)
+		for v := uint64(1); v <= binary.NativeEndian.Uint64(mem[off:]) && v <= uint64(perRound); v++ {
+			have = append(have, uint32(v))
 		}
 		fmt.Printf("HAVE %d %s\n", r, ranges(have))
 	}
@@ -127,7 +140,7 @@ func server(rounds, perRound int) error {
 		return err
 	}
 	defer p.Close()
-	m, err := mr.Reg(p, mem, mr.UsageWriteDst|mr.UsageReadSrc|mr.UsageFlushPersistent|mr.UsageFlushVisibility)
+	m, err := mr.Reg(p, mem, mr.UsageWriteDst|mr.UsageReadSrc|mr.UsageFlushPersistent|mr.UsageFlushVisibility|mr.UsageAtomicDst)
 	if err != nil {
 		return err
 	}
@@ -136,7 +149,7 @@ func server(rounds, perRound int) error {
 	if err != nil {
 		return err
 	}
-	desc := m.Descriptor()
+	desc := m.ExtendedDescriptor()
 	pcfg := peer.Cfg{DirectWriteToPMem: true}.Descriptor()
 	pdata := append(desc[:], pcfg[:]...)
 	fmt.Println("READY")
@@ -198,8 +211,16 @@ func tryConnect(ctx context.Context, p *peer.Peer, ip string, cfg *conn.Config) 
 	return c, nil
 }
 
+// counterOffset is where round r's counter lives: a cache line each,
+// after the records of rounds rounds.
+func counterOffset(rounds, perRound, r int) int {
+	return rounds*perRound*powerloss.RecordSize + r*powerloss.RecordSize
+}
+
 func client(ip, mode string, rounds, perRound int) error {
-	if mode != "ack-on-flush" && mode != "ack-on-post" {
+	switch mode {
+	case "ack-on-flush", "ack-on-post", "cas-on-flush", "cas-on-post":
+	default:
 		return fmt.Errorf("mode %q", mode)
 	}
 	dev, err := peer.DeviceForAddress(ip, rpma.IbvContextRemote)
@@ -217,7 +238,7 @@ func client(ip, mode string, rounds, perRound int) error {
 		return err
 	}
 	defer buf.Close()
-	src, err := mr.Reg(p, buf.Bytes(), mr.UsageWriteSrc)
+	src, err := mr.Reg(p, buf.Bytes(), mr.UsageWriteSrc|mr.UsageReadDst)
 	if err != nil {
 		return err
 	}
@@ -233,7 +254,11 @@ func client(ip, mode string, rounds, perRound int) error {
 			return err
 		}
 		fmt.Printf("ROUND %d\n", r)
-		err = writeRound(c, src, buf.Bytes(), uint32(r), perRound, mode == "ack-on-post")
+		if strings.HasPrefix(mode, "cas-") {
+			err = casRound(c, src, buf.Bytes(), r, rounds, perRound, mode == "cas-on-post")
+		} else {
+			err = writeRound(c, src, buf.Bytes(), uint32(r), perRound, mode == "ack-on-post")
+		}
 		fmt.Printf("BROKEN %d %v\n", r, err)
 		closeBounded(c)
 	}
@@ -257,19 +282,8 @@ func closeBounded(c *conn.Conn) {
 // writeRound writes records until the connection breaks; it keeps up to
 // window write+flush pairs in flight.
 func writeRound(c *conn.Conn, src *mr.Local, b []byte, round uint32, perRound int, ackOnPost bool) error {
-	pd := c.PrivateData()
-	if len(pd) < mr.DescriptorSize+peer.CfgDescriptorSize {
-		return errors.New("short private data")
-	}
-	rem, err := mr.RemoteFromDescriptor(pd[:mr.DescriptorSize])
+	rem, err := serverRegion(c)
 	if err != nil {
-		return err
-	}
-	pcfg, err := peer.CfgFromDescriptor(pd[mr.DescriptorSize:])
-	if err != nil {
-		return err
-	}
-	if err := c.ApplyRemotePeerCfg(pcfg); err != nil {
 		return err
 	}
 	const window = 16 // pairs: 32 of the 64 send-queue slots
@@ -315,12 +329,100 @@ func writeRound(c *conn.Conn, src *mr.Local, b []byte, round uint32, perRound in
 		}
 	}
 	fmt.Printf("DONE %d\n", round)
+	return probeUntilBroken(c, rem, powerloss.Offset(round, 0, perRound), uint64(perRound))
+}
+
+// serverRegion decodes the server's region (extended descriptor) and
+// applies its peer configuration, from the connection's private data.
+func serverRegion(c *conn.Conn) (*mr.Remote, error) {
+	pd := c.PrivateData()
+	if len(pd) < mr.ExtendedDescriptorSize+peer.CfgDescriptorSize {
+		return nil, errors.New("short private data")
+	}
+	rem, err := mr.RemoteFromExtendedDescriptor(pd[:mr.ExtendedDescriptorSize])
+	if err != nil {
+		return nil, err
+	}
+	pcfg, err := peer.CfgFromDescriptor(pd[mr.ExtendedDescriptorSize:])
+	if err != nil {
+		return nil, err
+	}
+	return rem, c.ApplyRemotePeerCfg(pcfg)
+}
+
+// casRound raises round's counter from 0, one compare-and-swap at a time
+// in order (up to window in flight, each with its flush: on an RC QP they
+// execute in order, so CAS k->k+1 finds k), until perRound or the
+// connection breaks. Each CAS's old value is checked.
+func casRound(c *conn.Conn, src *mr.Local, b []byte, round, rounds, perRound int, ackOnPost bool) error {
+	rem, err := serverRegion(c)
+	if err != nil {
+		return err
+	}
+	const window = 16
+	word := counterOffset(rounds, perRound, round)
+	q := c.CQ()
+	wcs := make([]cq.WC, 32)
+	inflight, next := 0, 0
+	for next < perRound || inflight > 0 {
+		for inflight < window && next < perRound {
+			k := uint64(next)
+			slot := int(k%window) * 8
+			if err := c.CompareAndSwap(rem, word, src, slot, k, k+1, rpma.CompletionAlways, 2*k); err != nil {
+				return err
+			}
+			if err := c.Flush(rem, word, 8, rpma.FlushPersistent, rpma.CompletionAlways, 2*k+1); err != nil {
+				return err
+			}
+			if ackOnPost {
+				fmt.Printf("ACK %d %d\n", round, k+1)
+			}
+			inflight++
+			next++
+		}
+		n, err := q.GetWC(wcs)
+		if errors.Is(err, rpma.ErrNoCompletion) {
+			ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+			err = q.Wait(ctx)
+			cancel()
+			if err != nil {
+				return err
+			}
+			continue
+		}
+		if err != nil {
+			return err
+		}
+		for _, wc := range wcs[:n] {
+			if err := wc.Err(); err != nil {
+				return err
+			}
+			k := wc.OpContext / 2
+			if wc.OpContext%2 == 0 {
+				if old := binary.NativeEndian.Uint64(b[int(k%window)*8:]); old != k {
+					fatal("plnode client: round %d: CAS %d->%d found %d", round, k, k+1, old)
+				}
+				continue
+			}
+			if !ackOnPost {
+				fmt.Printf("ACK %d %d\n", round, k+1)
+			}
+			inflight--
+		}
+	}
+	fmt.Printf("DONE %d\n", round)
+	return probeUntilBroken(c, rem, word, uint64(2*perRound))
+}
+
+// probeUntilBroken flushes dst every 300 ms until a flush fails.
+func probeUntilBroken(c *conn.Conn, rem *mr.Remote, dst int, opContext uint64) error {
+	q := c.CQ()
+	wcs := make([]cq.WC, 1)
 	// Nothing more to write this round. A powered-off server sends no
 	// event, so probe it with a flush every 300 ms until one fails.
-	dst := powerloss.Offset(round, 0, perRound)
 	for {
 		time.Sleep(300 * time.Millisecond)
-		if err := c.Flush(rem, dst, powerloss.RecordSize, rpma.FlushPersistent, rpma.CompletionAlways, uint64(perRound)); err != nil {
+		if err := c.Flush(rem, dst, 8, rpma.FlushPersistent, rpma.CompletionAlways, opContext); err != nil {
 			return err
 		}
 		for {

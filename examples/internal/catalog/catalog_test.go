@@ -110,3 +110,12 @@ func TestCheckCounter(t *testing.T) {
 	require.Error(t, check("counter: 200\nlocked counter: 3\nlock: 0\n", client), "a lost locked add")
 	require.Error(t, check(server, "connections: 4, adds: 50, distinct old values: 199\nlock taken and released: 4 times, waited 3 times\n"))
 }
+
+func TestCheckGrant(t *testing.T) {
+	check := checkGrant(2)
+	server := "tenant 0: Hello from tenant 0\ntenant 1: Hello from tenant 1\n"
+	client := "tenant 0 wrote its slot\ntenant 1 wrote its slot\ntenant 1 with tenant 0's grant: remote access error\n"
+	require.NoError(t, check(server, client))
+	require.Error(t, check("tenant 0: intruder\ntenant 1: Hello from tenant 1\n", client), "the intruder's write arrived")
+	require.Error(t, check(server, "tenant 0 wrote its slot\ntenant 1 wrote its slot\n"), "the intruder was not refused")
+}

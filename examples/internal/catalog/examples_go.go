@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"regexp"
 	"strconv"
+	"strings"
 )
 
 // The examples of what librpma does not have.
@@ -15,7 +16,36 @@ func init() {
 			Client: []string{"4", "50"},
 			Check:  checkCounter(4, 50),
 		},
+		Example{
+			Name:   "grant",
+			Server: []string{"2"},
+			Client: []string{"2"},
+			Check:  checkGrant(2),
+		},
 	)
+}
+
+// checkGrant: each tenant's greeting, and nothing else, reached its slot
+// (the intruder's write did not), and the last tenant was refused the
+// first one's grant.
+func checkGrant(tenants int) func(server, client string) error {
+	return func(server, client string) error {
+		var wantS, wantC strings.Builder
+		for i := range tenants {
+			fmt.Fprintf(&wantS, "tenant %d: Hello from tenant %d\n", i, i)
+			fmt.Fprintf(&wantC, "tenant %d wrote its slot\n", i)
+		}
+		if tenants > 1 {
+			fmt.Fprintf(&wantC, "tenant %d with tenant 0's grant: remote access error\n", tenants-1)
+		}
+		if server != wantS.String() {
+			return fmt.Errorf("server printed %q, want %q", server, wantS.String())
+		}
+		if client != wantC.String() {
+			return fmt.Errorf("client printed %q, want %q", client, wantC.String())
+		}
+		return nil
+	}
 }
 
 var counterClient = regexp.MustCompile(`(?m)^connections: (\d+), adds: (\d+), distinct old values: (\d+)\nlock taken and released: (\d+) times, waited \d+ times\n\z`)

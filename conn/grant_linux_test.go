@@ -165,6 +165,44 @@ func TestIntegrationGrants(t *testing.T) {
 		require.NoError(t, gn.Revoke(), "Revoke after Close")
 	})
 
+	t.Run("flush implies read", func(t *testing.T) {
+		// Without native flush a flush is a read of the flushed range:
+		// a grant of write and flush lets the grantee read (as a
+		// region's registration does), whatever the descriptor says.
+		if client.NativeFlush() {
+			t.Skip("native flush: a flush usage grants no read") // not on the tested kernels' rxe
+		}
+		c6, s6 := pairCfg(t, client, e, ip, nil, nil, nil)
+		gf, err := s6.Grant(ctx, base, 0, 4096, mr.UsageWriteDst|mr.UsageFlushVisibility)
+		require.NoError(t, err)
+		claimed := forgedRemote(t, gf.Addr(), gf.Size(), gf.RKey(), mr.UsageReadSrc)
+		clear(srcMem)
+		require.NoError(t, c6.Read(src, 0, claimed, 1024, 64, rpma.CompletionAlways, 14))
+		okWC(t, ctx, c6.CQ(), rpma.WCRDMARead, 14)
+		require.Equal(t, bytes.Repeat([]byte{0xAA}, 64), srcMem[:64])
+	})
+
+	t.Run("the bind's slot", func(t *testing.T) {
+		// A send queue of one request: the bind takes it until its
+		// completion, which the grant consumes, so the caller's next
+		// post has the slot and its completion is the only one.
+		one := conn.DefaultConfig()
+		one.SQSize, one.CQSize = 1, 1
+		c7, s7 := pairCfg(t, client, e, ip, one, one, nil)
+		g7, err := s7.Grant(ctx, base, 0, grantRegion, mr.UsageWriteDst)
+		require.NoError(t, err)
+		noCompletion(t, s7.CQ())
+		fill(srcMem, 0x99)
+		r7 := remoteOfGrant(t, g7)
+		require.NoError(t, c7.Write(r7, 64, src, 0, 8, rpma.CompletionAlways, 15))
+		okWC(t, ctx, c7.CQ(), rpma.WCRDMAWrite, 15)
+		// And a second grant gets the slot back too.
+		g7b, err := s7.Grant(ctx, base, 0, 4096, mr.UsageWriteDst)
+		require.NoError(t, err)
+		require.NoError(t, g7b.Revoke())
+		noCompletion(t, s7.CQ())
+	})
+
 	t.Run("dereg with a live grant", func(t *testing.T) {
 		err := base.Dereg()
 		require.ErrorIs(t, err, rpma.ErrInvalidArgument)

@@ -79,7 +79,10 @@ type Config struct {
 	// (other than 0: [MinPeerTimeout, MaxPeerTimeout]) is an invalid
 	// argument. It is local: each side sets its own. On an idle
 	// connection the probes' completions wake completion waits about
-	// four times per PeerTimeout (spurious wake-ups: nothing to poll).
+	// four times per PeerTimeout (spurious wake-ups: nothing to poll). A
+	// probe that fails (its retries exhausted, or flushed, as rxe flushes
+	// the QPs of a link that goes down) reports the connection lost at
+	// once, its cause the probe's *rpma.WCError.
 	PeerTimeout time.Duration
 	// AckTimeout, when not 0, sets the local ACK timeout of the
 	// connection's QP (rdma_set_option with RDMA_OPTION_ID_ACK_TIMEOUT,

@@ -531,6 +531,9 @@ func (q *CQ) translate(w *WC) bool {
 			return false
 		}
 		if sl.probe {
+			if !ok && q.sq.probeErr == nil {
+				q.sq.probeErr = &probeError{err: w.Err()}
+			}
 			return false
 		}
 	case wrKindRQ:

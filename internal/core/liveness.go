@@ -27,7 +27,10 @@ import (
 //     a signaled zero-length RDMA write, with a send-queue slot and a CQ
 //     entry of its own, whose completion it absorbs (the caller never
 //     sees it, even failed). An idle connection is thus answered for
-//     too.
+//     too. A probe that fails (its retries exhausted, or flushed: rxe
+//     flushes the QPs of a link that goes down) ends the connection
+//     the same way at the next tick, its cause the probe's completion
+//     error (a *rpma.WCError).
 //
 // A peer whose receive queue is empty (a send waiting on receiver-not-
 // ready) makes no progress either: it counts as dead after D, like one
@@ -43,6 +46,15 @@ type liveness struct {
 	stalled     int    // ticks in a row with requests outstanding and no progress
 	idle        int    // ticks in a row with nothing outstanding
 }
+
+// probeError is the cause of a connection lost because its probe failed
+// (the other side did not answer it in the transport's retries, or the
+// QP went to the error state: a local link down flushes it, for one).
+type probeError struct{ err error }
+
+func (e *probeError) Error() string { return "the liveness probe failed: " + e.err.Error() }
+
+func (e *probeError) Unwrap() error { return e.err }
 
 // peerTimeoutError is the cause of a connection lost for its PeerTimeout.
 type peerTimeoutError struct{ d time.Duration }
@@ -82,8 +94,19 @@ func (c *Conn) livenessTick() {
 	c.ev.terminal()
 	d := c.dl
 	d.mu.Lock()
-	if d.closed || c.state.err() != nil {
+	if d.closed {
 		d.mu.Unlock()
+		return // no more ticks
+	}
+	if c.state.err() != nil {
+		// Broken. If by a failed probe (polled by GetWC, which absorbed
+		// it), nobody was told: a connection with nothing outstanding
+		// learns it only from the LOST event.
+		perr := c.q.sq.probeErr
+		d.mu.Unlock()
+		if perr != nil {
+			c.lose(perr)
+		}
 		return // no more ticks
 	}
 	lv := &c.live
@@ -94,6 +117,11 @@ func (c *Conn) livenessTick() {
 	}
 	sq, cq := c.q.sq, c.q.cq
 	cq.pollIntoStash("peer_probe")
+	if perr := sq.probeErr; perr != nil {
+		d.mu.Unlock()
+		c.lose(perr)
+		return
+	}
 	outstanding := sq.posted != sq.retired
 	switch {
 	case sq.retired != lv.lastRetired:

@@ -134,6 +134,7 @@ type workQueue struct {
 	// beyond depth.
 	probing  bool
 	probeSeq uint64
+	probeErr error // the first failed probe's completion error (liveness.go reports it)
 
 	// The last of the library's own requests (wrSlot.own) that completed:
 	// its sequence number + 1, and its error (nil on success). One is

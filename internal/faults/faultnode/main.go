@@ -12,8 +12,13 @@
 // Both roles also take -cut-file C -restore-file R -netem P: when C
 // appears the node drops all its egress (tc netem P loss 100% on eth0)
 // and prints "CUT"; when R appears it goes back to netem P and prints
-// "RESTORED". With -die-file, the lender kills itself (SIGKILL) when D
-// appears.
+// "RESTORED". With -link-file L, as each of L.1, L.2, ... appears the
+// node sets its eth0 to the state it holds, "down" or "up" (ip link), and
+// prints "LINK <state>".
+// With -netem-file N, as each of N.1, N.2, ... appears the node applies
+// netem P plus the parameters it holds (for example "loss 5%") and prints
+// "NETEM <parameters>". With -die-file, the lender kills itself
+// (SIGKILL) when D appears.
 //
 // The lending side registers a region, offers its descriptor in the
 // private data and only answers (it has nothing outstanding); it is the
@@ -28,13 +33,18 @@
 // where M is the time from seeing F to the end (negative: the connection
 // ended before the fault) and E one of retry-exceeded (a work completion
 // with IBV_WC_RETRY_EXC_ERR), peer-timeout (a failure caused by
-// rpma.ErrPeerTimeout), closed (the other side's CLOSED), resumed (writes
+// rpma.ErrPeerTimeout), flushed (a first failed completion with
+// IBV_WC_WR_FLUSH_ERR: the QP went to the error state with nothing failed
+// before), completed (after-restore's write succeeded), closed (the other
+// side's CLOSED), resumed (writes
 // completed again after the restore and every block read back intact;
 // M is then the time to the first such completion), none (nothing
 // within the case's patience), or other:... (anything else). Then it
-// closes everything and prints "LEAKS fds=D objects=O": the change in
-// open file descriptors since before the first connection, and the
-// C-backed objects still tracked.
+// closes everything and prints "LEAKS fds=D objects=O kernel=K": the
+// change in open file descriptors since before the first connection, the
+// C-backed objects still tracked, and how many reports of kernel bugs
+// (WARNING:, BUG:, oopses) the kernel log holds, each also printed as
+// "KERNEL line".
 package main
 
 import (
@@ -45,6 +55,7 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"regexp"
 	"strings"
 	"sync"
 	"syscall"
@@ -65,7 +76,8 @@ const port = "7305"
 type testCase struct {
 	retry    int           // conn.Config.RetryCount (ignored when accepting)
 	timeout  time.Duration // conn.Config.PeerTimeout
-	activity string        // busy: write after write; after: one write once F appears; idle: none
+	ack      time.Duration // conn.Config.AckTimeout (0: rdma_cm's)
+	activity string        // busy: write after write; after: one write once F appears; after-restore: one write once R appears; idle: none
 	patience time.Duration // how long after F to wait for the end
 }
 
@@ -79,6 +91,16 @@ var cases = map[string]testCase{
 	"closed-busy":   {retry: 7, activity: "busy", patience: 30 * time.Second},
 	"closed-idle":   {retry: 7, activity: "idle", patience: 30 * time.Second},
 	"resume-busy":   {retry: 7, activity: "verify", patience: 60 * time.Second},
+	// TestLossyWire's.
+	"lossy-verify":       {retry: 7, activity: "verify", patience: 90 * time.Second},
+	"lossy-verify-ack":   {retry: 7, ack: 33 * time.Millisecond, activity: "verify", patience: 90 * time.Second},
+	"lossy-timeout2":     {retry: 7, timeout: 2 * time.Second, activity: "busy", patience: 45 * time.Second},
+	"lossy-timeout2-ack": {retry: 7, timeout: 2 * time.Second, ack: 33 * time.Millisecond, activity: "busy", patience: 45 * time.Second},
+	"lossy-timeout10":    {retry: 7, timeout: 10 * time.Second, activity: "busy", patience: 45 * time.Second},
+	"lossy-retry2":       {retry: 2, activity: "busy", patience: 45 * time.Second},
+	// TestLinkDown's.
+	"link-verify":   {retry: 7, activity: "verify", patience: 60 * time.Second},
+	"link-restored": {retry: 7, activity: "after-restore", patience: 30 * time.Second},
 }
 
 // The verify activity's blocks: block i of the remote region holds the
@@ -102,10 +124,26 @@ func main() {
 	cutFile := fs.String("cut-file", "", "drop all egress once this file appears")
 	restoreFile := fs.String("restore-file", "", "stop dropping once this file appears")
 	netem := fs.String("netem", "", "the netem parameters the wire had at boot")
+	netemFile := fs.String("netem-file", "", "apply -netem plus the parameters of each of FILE.1, FILE.2, ... as it appears")
+	linkFile := fs.String("link-file", "", "set eth0 down or up as each of FILE.1, FILE.2, ... says, as it appears")
 	dieFile := fs.String("die-file", "", "lend: SIGKILL itself once this file appears")
 	fs.Parse(os.Args[2:])
 	if *cutFile != "" {
 		go cutter(*cutFile, *restoreFile, *netem)
+	}
+	if *netemFile != "" {
+		go netemWatcher(*netemFile, *netem)
+	}
+	if *linkFile != "" {
+		go watchFile(*linkFile, func(state string) {
+			if state != "up" && state != "down" {
+				fatal("-link-file: %q is neither up nor down", state)
+			}
+			if out, err := exec.Command(ipPath(), "link", "set", "dev", "eth0", state).CombinedOutput(); err != nil {
+				fatal("ip link set dev eth0 %s: %v: %s", state, err, out)
+			}
+			fmt.Printf("LINK %s\n", state)
+		})
 	}
 	if *dieFile != "" {
 		go func() {
@@ -158,14 +196,57 @@ func tcPath() string {
 	return "tc"
 }
 
-// cutter drops the node's egress while the cut lasts.
-func cutter(cut, restore, netem string) {
-	tc := func(extra ...string) {
-		args := append([]string{"qdisc", "change", "dev", "eth0", "root", "netem"}, strings.Fields(netem)...)
-		if out, err := exec.Command(tcPath(), append(args, extra...)...).CombinedOutput(); err != nil {
-			fatal("tc %v: %v: %s", args, err, out)
+// setNetem changes the node's egress to netem base plus extra.
+func setNetem(base string, extra ...string) {
+	args := append(append([]string{"qdisc", "change", "dev", "eth0", "root", "netem"}, strings.Fields(base)...), extra...)
+	if out, err := exec.Command(tcPath(), args...).CombinedOutput(); err != nil {
+		fatal("tc %v: %v: %s", args, err, out)
+	}
+}
+
+// netemWatcher applies base plus the parameters path holds whenever they
+// change.
+func netemWatcher(path, base string) {
+	watchFile(path, func(params string) {
+		setNetem(base, strings.Fields(params)...)
+		fmt.Printf("NETEM %s\n", params)
+	})
+}
+
+// watchFile calls apply with the contents (trimmed) of path.1, path.2
+// and so on, in order, as each appears (polling every 50 ms). The host
+// writes each under a new name (by a rename: complete when it appears),
+// because over 9p a file rewritten in place can be read with a stale
+// size or stale bytes.
+func watchFile(path string, apply func(string)) {
+	for seq := 1; ; {
+		if b, err := os.ReadFile(fmt.Sprintf("%s.%d", path, seq)); err == nil {
+			apply(strings.TrimSpace(string(b)))
+			seq++
+			continue
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+// ipPath finds ip(8).
+func ipPath() string { return toolPath("ip") }
+
+// toolPath finds a system tool where PATH may not reach.
+func toolPath(name string) string {
+	for _, d := range []string{"/usr/sbin", "/sbin", "/usr/bin", "/bin"} {
+		if p := d + "/" + name; fileExists(p) {
+			return p
 		}
 	}
+	return name
+}
+
+func fileExists(p string) bool { _, err := os.Stat(p); return err == nil }
+
+// cutter drops the node's egress while the cut lasts.
+func cutter(cut, restore, netem string) {
+	tc := func(extra ...string) { setNetem(netem, extra...) }
 	waitFile(cut)
 	tc("loss", "100%")
 	fmt.Println("CUT")
@@ -191,9 +272,12 @@ func newPeer() (*peer.Peer, func(), error) {
 	return p, func() { p.Close(); dev.Close() }, nil
 }
 
-// lendRegion registers 1 MiB for the other side's writes.
+// lentSize is the size of the lent region, which the cases share.
+const lentSize = 2 << 20
+
+// lendRegion registers lentSize bytes for the other side's writes.
 func lendRegion(p *peer.Peer) ([]byte, error) {
-	m, err := mr.Reg(p, make([]byte, 1<<20), mr.UsageWriteDst|mr.UsageReadSrc|mr.UsageFlushVisibility)
+	m, err := mr.Reg(p, make([]byte, lentSize), mr.UsageWriteDst|mr.UsageReadSrc|mr.UsageFlushVisibility)
 	if err != nil {
 		return nil, err
 	}
@@ -314,6 +398,7 @@ type survivor struct {
 	c    *conn.Conn
 	rem  *mr.Remote
 	src  *mr.Local
+	base int // where its blocks are, in src and in the remote region: its own, as cases share both
 
 	restored <-chan struct{} // closed when the fault is over (verify)
 }
@@ -329,11 +414,15 @@ func survive(as, peerIP string, names []string, faultFile, restoreFile string) e
 	done()
 	leak.Enable()
 	fdsBefore := openFDs()
+	fmt.Printf("FDS-BEFORE %s\n", strings.Join(fdTargets(), " "))
 	p, done, err := newPeer()
 	if err != nil {
 		return err
 	}
-	src, err := mr.Reg(p, make([]byte, blocks*blockSize), mr.UsageWriteSrc|mr.UsageReadDst)
+	if len(names)*blocks*blockSize > lentSize {
+		return fmt.Errorf("%d cases need more than the %d bytes lent", len(names), lentSize)
+	}
+	src, err := mr.Reg(p, make([]byte, len(names)*blocks*blockSize), mr.UsageWriteSrc|mr.UsageReadDst)
 	if err != nil {
 		return err
 	}
@@ -355,7 +444,7 @@ func survive(as, peerIP string, names []string, faultFile, restoreFile string) e
 			return fmt.Errorf("unknown case %q", name)
 		}
 		cfg := conn.DefaultConfig()
-		cfg.RetryCount, cfg.PeerTimeout = tc.retry, tc.timeout
+		cfg.RetryCount, cfg.PeerTimeout, cfg.AckTimeout = tc.retry, tc.timeout, tc.ack
 		var c *conn.Conn
 		if as == "accept" {
 			c, err = acceptOne(e, cfg)
@@ -369,7 +458,7 @@ func survive(as, peerIP string, names []string, faultFile, restoreFile string) e
 		if err != nil {
 			return fmt.Errorf("%s: %w", name, err)
 		}
-		s := &survivor{name: name, tc: tc, c: c, rem: rem, src: src, restored: restored}
+		s := &survivor{name: name, tc: tc, c: c, rem: rem, src: src, base: len(ss) * blocks * blockSize, restored: restored}
 		if err := s.write(context.Background()); err != nil {
 			return fmt.Errorf("%s: the first write: %w", name, err)
 		}
@@ -400,12 +489,39 @@ func survive(as, peerIP string, names []string, faultFile, restoreFile string) e
 	}
 	wg.Wait()
 	for _, s := range ss {
-		s.c.Close()
+		if err := s.c.Close(); err != nil {
+			fmt.Printf("CLOSE %s: %v\n", s.name, err)
+		}
 	}
 	src.Dereg()
 	done()
-	fmt.Printf("LEAKS fds=%d objects=%d\n", openFDs()-fdsBefore, leak.Count())
+	if n := openFDs() - fdsBefore; n != 0 {
+		fmt.Printf("FDS %s\n", strings.Join(fdTargets(), " "))
+	}
+	fmt.Printf("LEAKS fds=%d objects=%d kernel=%d\n", openFDs()-fdsBefore, leak.Count(), kernelTrouble())
 	return nil
+}
+
+// kernelProblem matches the kernel's reports of its own bugs: WARN_ON,
+// BUG_ON, oopses, general protection faults and the sanitizers'.
+var kernelProblem = regexp.MustCompile(`WARNING:|BUG:|Oops|general protection fault|UBSAN:|KASAN:|refcount_t:`)
+
+// kernelTrouble prints the kernel log's reports of kernel bugs ("KERNEL
+// line") and returns how many there are.
+func kernelTrouble() int {
+	out, err := exec.Command(toolPath("dmesg")).CombinedOutput()
+	if err != nil {
+		fmt.Printf("KERNEL dmesg: %v\n", err)
+		return 1
+	}
+	n := 0
+	for _, l := range strings.Split(string(out), "\n") {
+		if kernelProblem.MatchString(l) {
+			fmt.Printf("KERNEL %s\n", l)
+			n++
+		}
+	}
+	return n
 }
 
 func acceptOne(e *ep.Endpoint, cfg *conn.Config) (*conn.Conn, error) {
@@ -424,7 +540,8 @@ func (s *survivor) write(ctx context.Context) error { return s.writeBlock(ctx, 0
 // writeBlock writes block i of the source to block i of the remote
 // region and waits for its completion.
 func (s *survivor) writeBlock(ctx context.Context, i int) error {
-	if err := s.c.Write(s.rem, i*blockSize, s.src, i*blockSize, blockSize, rpma.CompletionAlways, 1); err != nil {
+	off := s.base + i*blockSize
+	if err := s.c.Write(s.rem, off, s.src, off, blockSize, rpma.CompletionAlways, 1); err != nil {
 		return err
 	}
 	return s.complete(ctx)
@@ -498,6 +615,15 @@ func (s *survivor) run(kill <-chan struct{}) ending {
 				err = fmt.Errorf("event %v: %w", ev, s.c.Broken())
 			}
 		}
+	case "after-restore":
+		select {
+		case <-s.restored:
+			if err = s.write(ctx); err == nil {
+				return ending{at: time.Now(), what: "completed"}
+			}
+		case <-ctx.Done():
+			err = ctx.Err()
+		}
 	case "verify":
 		return s.verify(ctx)
 	}
@@ -508,7 +634,7 @@ func (s *survivor) run(kill <-chan struct{}) ending {
 // and writes complete again, then reads the region back and checks that
 // every block holds what its last write put there.
 func (s *survivor) verify(ctx context.Context) ending {
-	mem := s.src.Bytes()
+	mem := s.src.Bytes()[s.base : s.base+blocks*blockSize]
 	last := make([]uint64, blocks)
 	var resumedAt time.Time
 	for seq := uint64(1); ; seq++ {
@@ -532,7 +658,7 @@ func (s *survivor) verify(ctx context.Context) ending {
 		}
 	}
 	clear(mem)
-	if err := s.c.Read(s.src, 0, s.rem, 0, blocks*blockSize, rpma.CompletionAlways, 2); err != nil {
+	if err := s.c.Read(s.src, s.base, s.rem, s.base, blocks*blockSize, rpma.CompletionAlways, 2); err != nil {
 		return ending{at: time.Now(), what: classify(s.c, err)}
 	}
 	if err := s.complete(ctx); err != nil {
@@ -558,6 +684,8 @@ func classify(c *conn.Conn, err error) string {
 		return "peer-timeout"
 	case errors.As(err, &wce) && wce.Status == rpma.WCRetryExcErr:
 		return "retry-exceeded"
+	case errors.As(err, &wce) && wce.Status == rpma.WCWRFlushErr:
+		return "flushed" // the QP went to the error state with nothing failed before
 	case isClosed(err), isClosed(c.Broken()):
 		return "closed"
 	}
@@ -565,9 +693,30 @@ func classify(c *conn.Conn, err error) string {
 }
 
 // openFDs counts the process's open file descriptors.
-func openFDs() int {
+// fdTargets lists the process's open fds and what they are.
+func fdTargets() []string {
 	ents, _ := os.ReadDir("/proc/self/fd")
-	return len(ents)
+	var out []string
+	for _, e := range ents {
+		t, _ := os.Readlink("/proc/self/fd/" + e.Name())
+		out = append(out, e.Name()+"="+t)
+	}
+	return out
+}
+
+// openFDs counts the process's open fds but those of the tools it runs
+// (ip, tc, dmesg: os/exec's pipes, /dev/null and pidfds come and go with
+// them, and were seen still open at the count after a link bounce).
+func openFDs() int {
+	n := 0
+	for _, e := range fdTargets() {
+		_, t, _ := strings.Cut(e, "=")
+		if strings.HasPrefix(t, "pipe:") || t == "anon_inode:[pidfd]" || t == "/dev/null" {
+			continue
+		}
+		n++
+	}
+	return n
 }
 
 // isClosed reports whether err is the other side's CLOSED.

@@ -24,7 +24,7 @@ import (
 // Parameters of the test. Each kill point costs one server boot (~8 s under
 // TCG) plus the writes before the kill.
 const (
-	killPoints      = 16           // kill points of the real test
+	killPoints      = 12           // kill points of the real test
 	controlRounds   = 5            // kill points of the negative control
 	casKillPoints   = 6            // kill points of the compare-and-swap test
 	casControl      = 3            // and of its negative control

@@ -276,14 +276,14 @@ const lossyPhase = 6 * time.Second
 //   - PeerTimeout 2 s with rdma_cm's ACK timeout (0.54 s on 6.12): a
 //     request that needs several resends (30% loss) often goes unanswered
 //     for longer than D, and the connection is then reported lost (in 3
-//     runs of 4), but never before the lossy period's first phase; or it
+//     runs of 7), but never before the lossy period's first phase; or it
 //     is lucky and stays up (none);
 //   - PeerTimeout 2 s with a 33 ms ACK timeout, and PeerTimeout 10 s: a
 //     lossy peer is slow, not dead: nothing ends them (none, at the end
 //     of their patience);
 //   - RetryCount 2: three lost tries of one request in a row come with
-//     enough loss, and the request fails (retry-exceeded, in 5 runs of
-//     6), but never in the 1% phase; or it is lucky (none).
+//     enough loss, and the request fails (retry-exceeded, in 6 runs of
+//     7), but never in the 1% phase; or it is lucky (none).
 func TestLossyWire(t *testing.T) {
 	lossy := time.Duration(len(lossyPhases)) * lossyPhase
 	alive := expect{end: "none", min: 40 * time.Second, max: 50 * time.Second} // the busy cases' patience is 45 s

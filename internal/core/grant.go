@@ -355,12 +355,3 @@ func (g *Grant) Live() bool {
 	defer g.conn.grants.mu.Unlock()
 	return g.live
 }
-
-// LKey returns the key of the registration whose key would open the
-// region if it had remote access (tests use it to show that it does not).
-func (m *MR) LKey() uint32 {
-	if m == nil {
-		return 0
-	}
-	return m.lkey
-}

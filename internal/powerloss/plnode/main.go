@@ -305,16 +305,7 @@ func writeRound(c *conn.Conn, src *mr.Local, b []byte, round uint32, perRound in
 			inflight++
 			next++
 		}
-		n, err := q.GetWC(wcs)
-		if errors.Is(err, rpma.ErrNoCompletion) {
-			ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
-			err = q.Wait(ctx)
-			cancel()
-			if err != nil {
-				return err
-			}
-			continue
-		}
+		n, err := nextWCs(q, wcs)
 		if err != nil {
 			return err
 		}
@@ -380,16 +371,7 @@ func casRound(c *conn.Conn, src *mr.Local, b []byte, round, rounds, perRound int
 			inflight++
 			next++
 		}
-		n, err := q.GetWC(wcs)
-		if errors.Is(err, rpma.ErrNoCompletion) {
-			ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
-			err = q.Wait(ctx)
-			cancel()
-			if err != nil {
-				return err
-			}
-			continue
-		}
+		n, err := nextWCs(q, wcs)
 		if err != nil {
 			return err
 		}
@@ -414,6 +396,23 @@ func casRound(c *conn.Conn, src *mr.Local, b []byte, round, rounds, perRound int
 	return probeUntilBroken(c, rem, word, uint64(2*perRound))
 }
 
+// nextWCs polls q into wcs, waiting (a minute at most) while there is
+// nothing, and returns how many it got (at least one) or the error.
+func nextWCs(q *cq.CQ, wcs []cq.WC) (int, error) {
+	for {
+		n, err := q.GetWC(wcs)
+		if !errors.Is(err, rpma.ErrNoCompletion) {
+			return n, err
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+		err = q.Wait(ctx)
+		cancel()
+		if err != nil {
+			return 0, err
+		}
+	}
+}
+
 // probeUntilBroken flushes dst every 300 ms until a flush fails.
 func probeUntilBroken(c *conn.Conn, rem *mr.Remote, dst int, opContext uint64) error {
 	q := c.CQ()
@@ -425,26 +424,11 @@ func probeUntilBroken(c *conn.Conn, rem *mr.Remote, dst int, opContext uint64) e
 		if err := c.Flush(rem, dst, 8, rpma.FlushPersistent, rpma.CompletionAlways, opContext); err != nil {
 			return err
 		}
-		for {
-			n, err := q.GetWC(wcs[:1])
-			if errors.Is(err, rpma.ErrNoCompletion) {
-				ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
-				err = q.Wait(ctx)
-				cancel()
-				if err != nil {
-					return err
-				}
-				continue
-			}
-			if err != nil {
-				return err
-			}
-			if n == 1 {
-				if err := wcs[0].Err(); err != nil {
-					return err
-				}
-				break
-			}
+		if _, err := nextWCs(q, wcs[:1]); err != nil {
+			return err
+		}
+		if err := wcs[0].Err(); err != nil {
+			return err
 		}
 	}
 }

@@ -139,7 +139,7 @@ func main() {
 			if state != "up" && state != "down" {
 				fatal("-link-file: %q is neither up nor down", state)
 			}
-			if out, err := exec.Command(ipPath(), "link", "set", "dev", "eth0", state).CombinedOutput(); err != nil {
+			if out, err := exec.Command(toolPath("ip"), "link", "set", "dev", "eth0", state).CombinedOutput(); err != nil {
 				fatal("ip link set dev eth0 %s: %v: %s", state, err, out)
 			}
 			fmt.Printf("LINK %s\n", state)
@@ -182,24 +182,10 @@ func waitFile(path string) time.Time {
 	}
 }
 
-// tcPath finds iproute2's tc, also when sbin is not on PATH (it is not
-// for the guest's command).
-func tcPath() string {
-	if p, err := exec.LookPath("tc"); err == nil {
-		return p
-	}
-	for _, p := range []string{"/usr/sbin/tc", "/sbin/tc"} {
-		if _, err := os.Stat(p); err == nil {
-			return p
-		}
-	}
-	return "tc"
-}
-
 // setNetem changes the node's egress to netem base plus extra.
 func setNetem(base string, extra ...string) {
 	args := append(append([]string{"qdisc", "change", "dev", "eth0", "root", "netem"}, strings.Fields(base)...), extra...)
-	if out, err := exec.Command(tcPath(), args...).CombinedOutput(); err != nil {
+	if out, err := exec.Command(toolPath("tc"), args...).CombinedOutput(); err != nil {
 		fatal("tc %v: %v: %s", args, err, out)
 	}
 }
@@ -229,11 +215,12 @@ func watchFile(path string, apply func(string)) {
 	}
 }
 
-// ipPath finds ip(8).
-func ipPath() string { return toolPath("ip") }
-
-// toolPath finds a system tool where PATH may not reach.
+// toolPath finds a system tool (tc, ip, dmesg), also where PATH does not
+// reach.
 func toolPath(name string) string {
+	if p, err := exec.LookPath(name); err == nil {
+		return p
+	}
 	for _, d := range []string{"/usr/sbin", "/sbin", "/usr/bin", "/bin"} {
 		if p := d + "/" + name; fileExists(p) {
 			return p

@@ -261,6 +261,11 @@ func TestWireCut(t *testing.T) {
 		}}.run(t)
 }
 
+// pollSlack: the nodes see the fault and restore files by polling them
+// over 9p, each up to this late, so an end measured from the fault file
+// to the restore can come this much short of the host's own interval.
+const pollSlack = time.Second
+
 // lossyPhases are the lossy wire's faults, in order, each for lossyPhase
 // on both nodes' egress (on top of the 100 ms delay).
 var lossyPhases = []string{"loss 1%", "loss 5%", "loss 5% duplicate 5% reorder 25% 50%", "loss 30%"}
@@ -288,8 +293,8 @@ func TestLossyWire(t *testing.T) {
 	lossy := time.Duration(len(lossyPhases)) * lossyPhase
 	alive := expect{end: "none", min: 40 * time.Second, max: 50 * time.Second} // the busy cases' patience is 45 s
 	want := map[string]expect{
-		"lossy-verify":       {end: "resumed", min: lossy, max: lossy + 20*time.Second},
-		"lossy-verify-ack":   {end: "resumed", min: lossy, max: lossy + 20*time.Second},
+		"lossy-verify":       {end: "resumed", min: lossy - pollSlack, max: lossy + 20*time.Second},
+		"lossy-verify-ack":   {end: "resumed", min: lossy - pollSlack, max: lossy + 20*time.Second},
 		"lossy-timeout2":     {end: "peer-timeout", alt: "none", min: lossyPhase, max: alive.max},
 		"lossy-timeout2-ack": alive,
 		"lossy-timeout10":    alive,
@@ -326,7 +331,7 @@ func TestLinkDown(t *testing.T) {
 		"timeout-busy":  flushed,
 		"retry2-busy":   flushed,
 		"timeout-idle":  flushed,
-		"link-restored": {end: "flushed", min: linkDownFor, max: linkDownFor + 10*time.Second},
+		"link-restored": {end: "flushed", min: linkDownFor - pollSlack, max: linkDownFor + 10*time.Second},
 	}
 	scenario{survivorArgs: []string{"-as", "connect"}, lenderArgs: []string{"lend", "-accept", fmt.Sprint(len(want))},
 		linkNode: "survivor", want: want, fault: func(t *testing.T, _ *vm.Machine, f files) {

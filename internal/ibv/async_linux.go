@@ -9,6 +9,7 @@ package ibv
 #include <errno.h>
 #include <stdint.h>
 #include <infiniband/verbs.h>
+#include "rpma_inject.h"
 
 struct rpma_async_ev {
 	int type;
@@ -23,6 +24,9 @@ struct rpma_async_ev {
 // ibv_get_async_event (EAGAIN on a non-blocking fd with no event).
 static int rpma_get_async_event(struct ibv_context *ctx, struct rpma_async_ev *out) {
 	struct ibv_async_event ev;
+	int e = RPMA_INJECT(GET_ASYNC_EVENT);
+	if (e)
+		return e;
 	if (ibv_get_async_event(ctx, &ev))
 		return errno ? errno : EIO;
 	out->type = ev.event_type;

@@ -13,6 +13,7 @@ package ibv
 #include <arpa/inet.h>
 #include <netinet/in.h>
 #include <rdma/rdma_cma.h>
+#include "rpma_inject.h"
 
 // rpma_cm_ev is a copy of a struct rdma_cm_event.
 struct rpma_cm_ev {
@@ -27,9 +28,15 @@ struct rpma_cm_ev {
 
 // rpma_cm_get_event is one crossing for rdma_get_cm_event, the copy of the
 // event and rdma_ack_cm_event. It returns the errno of rdma_get_cm_event (0
-// on success); a failed ack is reported in out->ack_errno.
+// on success); a failed ack is reported in out->ack_errno. An injected
+// failure of the ack (site ACK_CM_EVENT) still acknowledges the event: an
+// event left unacknowledged would make rdma_destroy_id wait forever, which
+// no real rdma_ack_cm_event failure does.
 static int rpma_cm_get_event(struct rdma_event_channel *ch, struct rpma_cm_ev *out) {
 	struct rdma_cm_event *ev = NULL;
+	int e = RPMA_INJECT(GET_CM_EVENT);
+	if (e)
+		return e;
 	if (rdma_get_cm_event(ch, &ev))
 		return errno ? errno : EIO;
 	out->id = ev->id;
@@ -51,8 +58,11 @@ static int rpma_cm_get_event(struct rdma_event_channel *ch, struct rpma_cm_ev *o
 	default:
 		break;
 	}
+	int ae = RPMA_INJECT(ACK_CM_EVENT);
 	if (rdma_ack_cm_event(ev))
 		out->ack_errno = errno ? errno : EIO;
+	if (ae)
+		out->ack_errno = ae;
 	return 0;
 }
 
@@ -67,6 +77,12 @@ static int rpma_cm_getaddrinfo(const char *node, const char *service, int passiv
 		hints.ai_flags |= RAI_PASSIVE;
 	hints.ai_qp_type = IBV_QPT_RC;
 	hints.ai_port_space = RDMA_PS_TCP;
+	int e = RPMA_INJECT(GETADDRINFO);
+	if (e) {
+		*res = NULL;
+		*err_no = e;
+		return -1;
+	}
 	errno = 0;
 	int ret = rdma_getaddrinfo(node, service, &hints, res);
 	*err_no = errno;
@@ -74,12 +90,18 @@ static int rpma_cm_getaddrinfo(const char *node, const char *service, int passiv
 }
 
 static int rpma_cm_resolve_addr(struct rdma_cm_id *id, struct rdma_addrinfo *ai, int ms) {
+	int e = RPMA_INJECT(RESOLVE_ADDR);
+	if (e)
+		return e;
 	if (rdma_resolve_addr(id, ai->ai_src_addr, ai->ai_dst_addr, ms))
 		return errno ? errno : EIO;
 	return 0;
 }
 
 static int rpma_cm_bind_addr(struct rdma_cm_id *id, struct rdma_addrinfo *ai) {
+	int e = RPMA_INJECT(BIND_ADDR);
+	if (e)
+		return e;
 	if (rdma_bind_addr(id, ai->ai_src_addr))
 		return errno ? errno : EIO;
 	return 0;
@@ -99,7 +121,18 @@ static int rpma_cm_conn(struct rdma_cm_id *id, int accept, const void *pdata, ui
 	p.flow_control = flow_control;
 	p.retry_count = retry;
 	p.rnr_retry_count = rnr_retry;
-	int ret = accept ? rdma_accept(id, &p) : rdma_connect(id, &p);
+	int ret;
+	if (accept) {
+		int e = RPMA_INJECT(ACCEPT);
+		if (e)
+			return e;
+		ret = rdma_accept(id, &p);
+	} else {
+		int e = RPMA_INJECT(CONNECT);
+		if (e)
+			return e;
+		ret = rdma_connect(id, &p);
+	}
 	if (ret)
 		return errno ? errno : EIO;
 	return 0;
@@ -138,6 +171,9 @@ static void rpma_cm_peer_addr(struct rdma_cm_id *id, struct rpma_sockaddr *out) 
 }
 
 static int rpma_cm_create_qp(struct rdma_cm_id *id, struct ibv_qp_init_attr_ex *attr) {
+	int e = RPMA_INJECT(CREATE_QP);
+	if (e)
+		return e;
 	if (rdma_create_qp_ex(id, attr))
 		return errno ? errno : EIO;
 	return 0;
@@ -150,6 +186,101 @@ static uint32_t rpma_cm_qp_num(struct rdma_cm_id *id) {
 static struct ibv_context *rpma_cm_verbs(struct rdma_cm_id *id) { return id->verbs; }
 static int rpma_cm_has_qp(struct rdma_cm_id *id) { return id->qp != NULL; }
 static int rpma_cm_channel_fd(struct rdma_event_channel *ch) { return ch->fd; }
+
+// The wrappers below hold the fault-injection sites of the calls the Go
+// code makes (rpma_inject.h); each keeps its call's way of failing (NULL
+// or -1, with errno).
+static struct rdma_event_channel *rpma_cm_create_event_channel(void) {
+	int e = RPMA_INJECT(CREATE_EVENT_CHANNEL);
+	if (e) {
+		errno = e;
+		return NULL;
+	}
+	return rdma_create_event_channel();
+}
+
+static int rpma_cm_create_id(struct rdma_event_channel *ch, struct rdma_cm_id **id) {
+	int e = RPMA_INJECT(CREATE_ID);
+	if (e) {
+		errno = e;
+		return -1;
+	}
+	return rdma_create_id(ch, id, NULL, RDMA_PS_TCP);
+}
+
+static int rpma_cm_resolve_route(struct rdma_cm_id *id, int ms) {
+	int e = RPMA_INJECT(RESOLVE_ROUTE);
+	if (e) {
+		errno = e;
+		return -1;
+	}
+	return rdma_resolve_route(id, ms);
+}
+
+static int rpma_cm_listen(struct rdma_cm_id *id, int backlog) {
+	int e = RPMA_INJECT(LISTEN);
+	if (e) {
+		errno = e;
+		return -1;
+	}
+	return rdma_listen(id, backlog);
+}
+
+static int rpma_cm_reject(struct rdma_cm_id *id, const void *pdata, uint8_t len) {
+	int e = RPMA_INJECT(REJECT);
+	if (e) {
+		errno = e;
+		return -1;
+	}
+	return rdma_reject(id, pdata, len);
+}
+
+static int rpma_cm_set_ack_timeout(struct rdma_cm_id *id, uint8_t *v) {
+	int e = RPMA_INJECT(SET_OPTION);
+	if (e) {
+		errno = e;
+		return -1;
+	}
+	return rdma_set_option(id, RDMA_OPTION_ID, RDMA_OPTION_ID_ACK_TIMEOUT, v, sizeof(*v));
+}
+
+static int rpma_cm_disconnect(struct rdma_cm_id *id) {
+	int e = RPMA_INJECT(DISCONNECT);
+	if (e) {
+		errno = e;
+		return -1;
+	}
+	return rdma_disconnect(id);
+}
+
+static int rpma_cm_notify_established(struct rdma_cm_id *id) {
+	int e = RPMA_INJECT(NOTIFY);
+	if (e) {
+		errno = e;
+		return -1;
+	}
+	return rdma_notify(id, IBV_EVENT_COMM_EST);
+}
+
+static int rpma_cm_migrate_id(struct rdma_cm_id *id, struct rdma_event_channel *ch) {
+	int e = RPMA_INJECT(MIGRATE_ID);
+	if (e) {
+		errno = e;
+		return -1;
+	}
+	return rdma_migrate_id(id, ch);
+}
+
+// An injected failure of rdma_destroy_id leaves the id alive: the next
+// Destroy destroys it.
+static int rpma_cm_destroy_id(struct rdma_cm_id *id) {
+	int e = RPMA_INJECT(DESTROY_ID);
+	if (e) {
+		errno = e;
+		return -1;
+	}
+	return rdma_destroy_id(id);
+}
 */
 import "C"
 
@@ -179,10 +310,11 @@ type EventChannel struct {
 // CreateEventChannel creates an event channel (rdma_create_event_channel).
 // Its fd is blocking; the caller decides.
 func CreateEventChannel() (*EventChannel, error) {
-	c, errno := C.rdma_create_event_channel()
+	c, errno := C.rpma_cm_create_event_channel()
 	if c == nil {
 		return nil, callError("rdma_create_event_channel", errnoOf(errno))
 	}
+	objInc(ObjEventChannel)
 	return &EventChannel{c: c}, nil
 }
 
@@ -205,6 +337,9 @@ func (ch *EventChannel) GetEvent() (CMEvent, error) {
 			return CMEvent{}, errCMEventAgain
 		}
 		return CMEvent{}, callError("rdma_get_cm_event", syscall.Errno(rc))
+	}
+	if ev.event == C.RDMA_CM_EVENT_CONNECT_REQUEST {
+		objInc(ObjCMID) // librdmacm created the request's id
 	}
 	out := CMEvent{
 		Type:   CMEventType(ev.event),
@@ -231,6 +366,7 @@ func (ch *EventChannel) Destroy() {
 	}
 	C.rdma_destroy_event_channel(ch.c)
 	ch.c = nil
+	objDec(ObjEventChannel)
 }
 
 // CMID is an rdma_cm identifier (struct rdma_cm_id).
@@ -254,9 +390,10 @@ func CreateID(ch *EventChannel) (*CMID, error) {
 		cch = ch.c
 	}
 	var id *C.struct_rdma_cm_id
-	if rc, errno := C.rdma_create_id(cch, &id, nil, C.RDMA_PS_TCP); rc != 0 {
+	if rc, errno := C.rpma_cm_create_id(cch, &id); rc != 0 {
 		return nil, callError("rdma_create_id", errnoOf(errno))
 	}
+	objInc(ObjCMID)
 	return &CMID{c: id}, nil
 }
 
@@ -298,7 +435,7 @@ func (id *CMID) ResolveAddr(ai *AddrInfo, timeoutMs int) error {
 // asynchronous id the result arrives as a ROUTE_RESOLVED or ROUTE_ERROR
 // event.
 func (id *CMID) ResolveRoute(timeoutMs int) error {
-	if rc, errno := C.rdma_resolve_route(id.c, C.int(timeoutMs)); rc != 0 {
+	if rc, errno := C.rpma_cm_resolve_route(id.c, C.int(timeoutMs)); rc != 0 {
 		return callError("rdma_resolve_route", errnoOf(errno))
 	}
 	return nil
@@ -306,7 +443,7 @@ func (id *CMID) ResolveRoute(timeoutMs int) error {
 
 // Listen starts listening (rdma_listen).
 func (id *CMID) Listen(backlog int) error {
-	if rc, errno := C.rdma_listen(id.c, C.int(backlog)); rc != 0 {
+	if rc, errno := C.rpma_cm_listen(id.c, C.int(backlog)); rc != 0 {
 		return callError("rdma_listen", errnoOf(errno))
 	}
 	return nil
@@ -344,7 +481,7 @@ func (id *CMID) Reject(pdata []byte) error {
 	if len(pdata) > 0 {
 		pd = unsafe.Pointer(unsafe.SliceData(pdata))
 	}
-	if rc, errno := C.rdma_reject(id.c, pd, C.uint8_t(len(pdata))); rc != 0 {
+	if rc, errno := C.rpma_cm_reject(id.c, pd, C.uint8_t(len(pdata))); rc != 0 {
 		return callError("rdma_reject", errnoOf(errno))
 	}
 	return nil
@@ -356,8 +493,7 @@ func (id *CMID) Reject(pdata []byte) error {
 // Accept.
 func (id *CMID) SetAckTimeout(exp uint8) error {
 	v := C.uint8_t(exp)
-	if rc, errno := C.rdma_set_option(id.c, C.RDMA_OPTION_ID, C.RDMA_OPTION_ID_ACK_TIMEOUT,
-		unsafe.Pointer(&v), C.size_t(unsafe.Sizeof(v))); rc != 0 {
+	if rc, errno := C.rpma_cm_set_ack_timeout(id.c, &v); rc != 0 {
 		return callError("rdma_set_option", errnoOf(errno))
 	}
 	return nil
@@ -365,7 +501,7 @@ func (id *CMID) SetAckTimeout(exp uint8) error {
 
 // Disconnect disconnects (rdma_disconnect).
 func (id *CMID) Disconnect() error {
-	if rc, errno := C.rdma_disconnect(id.c); rc != 0 {
+	if rc, errno := C.rpma_cm_disconnect(id.c); rc != 0 {
 		return callError("rdma_disconnect", errnoOf(errno))
 	}
 	return nil
@@ -375,7 +511,7 @@ func (id *CMID) Disconnect() error {
 // (rdma_notify with IBV_EVENT_COMM_EST), as an IBV_EVENT_COMM_EST
 // asynchronous event asks: the connection is established.
 func (id *CMID) NotifyEstablished() error {
-	if rc, errno := C.rdma_notify(id.c, C.IBV_EVENT_COMM_EST); rc != 0 {
+	if rc, errno := C.rpma_cm_notify_established(id.c); rc != 0 {
 		return callError("rdma_notify", errnoOf(errno))
 	}
 	return nil
@@ -384,7 +520,7 @@ func (id *CMID) NotifyEstablished() error {
 // Migrate moves the id, and its pending events, to ch (rdma_migrate_id).
 // It blocks while the id has unacknowledged events on its old channel.
 func (id *CMID) Migrate(ch *EventChannel) error {
-	if rc, errno := C.rdma_migrate_id(id.c, ch.c); rc != 0 {
+	if rc, errno := C.rpma_cm_migrate_id(id.c, ch.c); rc != 0 {
 		return callError("rdma_migrate_id", errnoOf(errno))
 	}
 	return nil
@@ -428,6 +564,7 @@ func (id *CMID) CreateQP(a *QPInitAttr) (QPCap, error) {
 	if rc := C.rpma_cm_create_qp(id.c, &attr); rc != 0 {
 		return QPCap{}, callError("rdma_create_qp_ex", syscall.Errno(rc))
 	}
+	objInc(ObjQP)
 	return QPCap{
 		MaxSendWR:     uint32(attr.cap.max_send_wr),
 		MaxRecvWR:     uint32(attr.cap.max_recv_wr),
@@ -447,16 +584,21 @@ func (id *CMID) QPNum() uint32 { return uint32(C.rpma_cm_qp_num(id.c)) }
 func (id *CMID) DestroyQP() {
 	if C.rpma_cm_has_qp(id.c) != 0 {
 		C.rdma_destroy_qp(id.c)
+		objDec(ObjQP)
 	}
 }
 
 // Destroy destroys the id (rdma_destroy_id). It blocks while the id has
-// unacknowledged events.
+// unacknowledged events. It is a no-op on a destroyed id.
 func (id *CMID) Destroy() error {
-	if rc, errno := C.rdma_destroy_id(id.c); rc != 0 {
+	if id == nil || id.c == nil {
+		return nil
+	}
+	if rc, errno := C.rpma_cm_destroy_id(id.c); rc != 0 {
 		return callError("rdma_destroy_id", errnoOf(errno))
 	}
 	id.c = nil
+	objDec(ObjCMID)
 	return nil
 }
 
@@ -529,6 +671,7 @@ func GetAddrInfo(node, service string, passive bool) (*AddrInfo, error) {
 	if res == nil {
 		return nil, callError("rdma_getaddrinfo", syscall.ENOENT)
 	}
+	objInc(ObjAddrInfo)
 	return &AddrInfo{c: res}, nil
 }
 
@@ -540,6 +683,7 @@ func (ai *AddrInfo) Free() {
 	}
 	C.rdma_freeaddrinfo(ai.c)
 	ai.c = nil
+	objDec(ObjAddrInfo)
 }
 
 func itoa(v uint32) string {

@@ -11,12 +11,18 @@ package ibv
 #include <infiniband/verbs.h>
 #include <rdma/rdma_cma.h>
 #include "rpma_ibv.h"
+#include "rpma_inject.h"
 
 static struct ibv_qp *rpma_id_qp(struct rdma_cm_id *id) { return id->qp; }
 
 // rpma_reg_mr wraps ibv_reg_mr (a macro since rdma-core 28) and reports
 // errno.
 static struct ibv_mr *rpma_reg_mr(struct ibv_pd *pd, void *addr, size_t len, int access, int *err_no) {
+	int e = RPMA_INJECT(REG_MR);
+	if (e) {
+		*err_no = e;
+		return NULL;
+	}
 	errno = 0;
 	struct ibv_mr *mr = ibv_reg_mr(pd, addr, len, (unsigned)access);
 	*err_no = mr ? 0 : (errno ? errno : EIO);
@@ -26,6 +32,9 @@ static struct ibv_mr *rpma_reg_mr(struct ibv_pd *pd, void *addr, size_t len, int
 static int rpma_advise_mr(struct ibv_pd *pd, int advice, uint32_t flags,
 		uint64_t addr, uint32_t len, uint32_t lkey) {
 	struct ibv_sge sge = { .addr = addr, .length = len, .lkey = lkey };
+	int e = RPMA_INJECT(ADVISE_MR);
+	if (e)
+		return e;
 	return ibv_advise_mr(pd, (enum ibv_advise_mr_advice)advice, flags, &sge, 1);
 }
 
@@ -60,7 +69,9 @@ static int64_t rpma_post_send(uintptr_t qph, uint64_t wr_id, uint32_t opcode, ui
 	wr.wr.rdma.rkey = rkey;
 	if (opcode == IBV_WR_RDMA_WRITE_WITH_IMM || opcode == IBV_WR_SEND_WITH_IMM)
 		wr.imm_data = htonl(imm);
-	int ret = ibv_post_send((struct ibv_qp *)qph, &wr, &bad);
+	int ret = RPMA_INJECT(POST_SEND);
+	if (!ret)
+		ret = ibv_post_send((struct ibv_qp *)qph, &wr, &bad);
 	return rpma_post_result(ret, rpma_reap(cq, out, room), ret == 0);
 }
 
@@ -68,7 +79,7 @@ static int64_t rpma_post_send(uintptr_t qph, uint64_t wr_id, uint32_t opcode, ui
 // (the emulated flush) as one chain: one call, one doorbell. On failure
 // the result says how many of the two the provider accepted (bad_wr): the
 // first may be posted, and then its doorbell rung, when the second is
-// refused.
+// refused. An injected failure posts neither.
 static int64_t rpma_post_write_read(uintptr_t qph,
 		uint64_t wr_id1, uint32_t flags1, uint64_t laddr, uint32_t len, uint32_t lkey,
 		uint64_t raddr, uint32_t rkey,
@@ -96,7 +107,9 @@ static int64_t rpma_post_write_read(uintptr_t qph,
 	wr[1].wr.rdma.remote_addr = fraddr;
 	wr[1].wr.rdma.rkey = rkey;
 	bad = NULL;
-	int ret = ibv_post_send((struct ibv_qp *)qph, wr, &bad);
+	int ret = RPMA_INJECT(POST_SEND_WRITE_READ);
+	if (!ret)
+		ret = ibv_post_send((struct ibv_qp *)qph, wr, &bad);
 	int posted = ret == 0 ? 2 : (bad == &wr[1] ? 1 : 0);
 	return rpma_post_result(ret, rpma_reap(cq, out, room), posted);
 }
@@ -116,21 +129,28 @@ static int64_t rpma_post_inline8(uintptr_t qph, uint64_t wr_id, uint32_t flags,
 	wr.num_sge = 1;
 	wr.wr.rdma.remote_addr = raddr;
 	wr.wr.rdma.rkey = rkey;
-	int ret = ibv_post_send((struct ibv_qp *)qph, &wr, &bad);
+	int ret = RPMA_INJECT(POST_SEND_INLINE8);
+	if (!ret)
+		ret = ibv_post_send((struct ibv_qp *)qph, &wr, &bad);
 	return rpma_post_result(ret, rpma_reap(cq, out, room), ret == 0);
 }
 
 // rpma_post_atomic_write posts a native atomic write (ibv_wr_atomic_write);
-// the provider copies the 8 bytes while posting.
+// the provider copies the 8 bytes while posting. An injected failure of
+// ibv_wr_complete skips the whole batch (from ibv_wr_start on), so the
+// provider's batch state is left as it was.
 static int64_t rpma_post_atomic_write(uintptr_t qpxh, uint64_t wr_id, uint32_t flags,
 		uint64_t raddr, uint32_t rkey, uint64_t value, uintptr_t cq, uintptr_t out, int room) {
 	struct ibv_qp_ex *qpx = (struct ibv_qp_ex *)qpxh;
 	uint64_t data = value;
-	ibv_wr_start(qpx);
-	qpx->wr_id = wr_id;
-	qpx->wr_flags = flags;
-	ibv_wr_atomic_write(qpx, rkey, raddr, &data);
-	int ret = ibv_wr_complete(qpx);
+	int ret = RPMA_INJECT(WR_COMPLETE_ATOMIC_WRITE);
+	if (!ret) {
+		ibv_wr_start(qpx);
+		qpx->wr_id = wr_id;
+		qpx->wr_flags = flags;
+		ibv_wr_atomic_write(qpx, rkey, raddr, &data);
+		ret = ibv_wr_complete(qpx);
+	}
 	return rpma_post_result(ret, rpma_reap(cq, out, room), ret == 0);
 }
 
@@ -151,7 +171,9 @@ static int64_t rpma_post_atomic(uintptr_t qph, uint64_t wr_id, uint32_t opcode, 
 	wr.wr.atomic.rkey = rkey;
 	wr.wr.atomic.compare_add = compare_add;
 	wr.wr.atomic.swap = swap;
-	int ret = ibv_post_send((struct ibv_qp *)qph, &wr, &bad);
+	int ret = RPMA_INJECT(POST_SEND_ATOMIC);
+	if (!ret)
+		ret = ibv_post_send((struct ibv_qp *)qph, &wr, &bad);
 	return rpma_post_result(ret, rpma_reap(cq, out, room), ret == 0);
 }
 
@@ -171,7 +193,8 @@ static int rpma_post_recv(uintptr_t qph, uint64_t wr_id, uint64_t laddr, uint32_
 		wr.sg_list = &sge;
 		wr.num_sge = 1;
 	}
-	return ibv_post_recv((struct ibv_qp *)qph, &wr, &bad);
+	int ret = RPMA_INJECT(POST_RECV);
+	return ret ? ret : ibv_post_recv((struct ibv_qp *)qph, &wr, &bad);
 }
 
 static int rpma_post_srq_recv(uintptr_t srqh, uint64_t wr_id, uint64_t laddr, uint32_t len, uint32_t lkey) {
@@ -183,13 +206,16 @@ static int rpma_post_srq_recv(uintptr_t srqh, uint64_t wr_id, uint64_t laddr, ui
 		wr.sg_list = &sge;
 		wr.num_sge = 1;
 	}
-	return ibv_post_srq_recv((struct ibv_srq *)srqh, &wr, &bad);
+	int ret = RPMA_INJECT(POST_SRQ_RECV);
+	return ret ? ret : ibv_post_srq_recv((struct ibv_srq *)srqh, &wr, &bad);
 }
 
 static int rpma_qp_state(struct ibv_qp *qp, int *state) {
 	struct ibv_qp_attr attr;
 	struct ibv_qp_init_attr init;
-	int ret = ibv_query_qp(qp, &attr, IBV_QP_STATE, &init);
+	int ret = RPMA_INJECT(QUERY_QP);
+	if (!ret)
+		ret = ibv_query_qp(qp, &attr, IBV_QP_STATE, &init);
 	if (ret)
 		return ret;
 	*state = attr.qp_state;
@@ -202,7 +228,8 @@ static int rpma_qp_to_error(struct ibv_qp *qp) {
 	struct ibv_qp_attr attr;
 	memset(&attr, 0, sizeof(attr));
 	attr.qp_state = IBV_QPS_ERR;
-	return ibv_modify_qp(qp, &attr, IBV_QP_STATE);
+	int ret = RPMA_INJECT(MODIFY_QP);
+	return ret ? ret : ibv_modify_qp(qp, &attr, IBV_QP_STATE);
 }
 
 static struct ibv_srq *rpma_create_srq(struct ibv_pd *pd, uint32_t max_wr, uint32_t *got, int *err_no) {
@@ -210,11 +237,35 @@ static struct ibv_srq *rpma_create_srq(struct ibv_pd *pd, uint32_t max_wr, uint3
 	memset(&attr, 0, sizeof(attr));
 	attr.attr.max_wr = max_wr;
 	attr.attr.max_sge = 1;
+	int e = RPMA_INJECT(CREATE_SRQ);
+	if (e) {
+		*err_no = e;
+		*got = 0;
+		return NULL;
+	}
 	errno = 0;
 	struct ibv_srq *srq = ibv_create_srq(pd, &attr);
 	*err_no = srq ? 0 : (errno ? errno : EIO);
 	*got = attr.attr.max_wr;
 	return srq;
+}
+
+// The wrappers below hold the fault-injection sites of the calls the Go
+// code makes (rpma_inject.h). An injected failure of a destroy leaves the
+// object alive: the next call destroys it.
+static int rpma_dereg_mr(struct ibv_mr *mr) {
+	int e = RPMA_INJECT(DEREG_MR);
+	return e ? e : ibv_dereg_mr(mr);
+}
+
+static int rpma_destroy_srq(struct ibv_srq *srq) {
+	int e = RPMA_INJECT(DESTROY_SRQ);
+	return e ? e : ibv_destroy_srq(srq);
+}
+
+static int rpma_resize_cq(struct ibv_cq *cq, int n) {
+	int e = RPMA_INJECT(RESIZE_CQ);
+	return e ? e : ibv_resize_cq(cq, n);
 }
 */
 import "C"
@@ -272,6 +323,7 @@ func (pd *PD) RegMR(addr unsafe.Pointer, length int, access int) (*MR, error) {
 	if mr == nil {
 		return nil, callError("ibv_reg_mr", syscall.Errno(errno))
 	}
+	objInc(ObjMR)
 	return &MR{
 		c:      mr,
 		Addr:   uint64(uintptr(mr.addr)),
@@ -287,10 +339,11 @@ func (m *MR) Dereg() error {
 	if m == nil || m.c == nil {
 		return nil
 	}
-	if rc := C.ibv_dereg_mr(m.c); rc != 0 {
+	if rc := C.rpma_dereg_mr(m.c); rc != 0 {
 		return callError("ibv_dereg_mr", syscall.Errno(rc))
 	}
 	m.c = nil
+	objDec(ObjMR)
 	return nil
 }
 
@@ -431,6 +484,7 @@ func (pd *PD) CreateSRQ(maxWR int) (*SRQ, int, error) {
 	if s == nil {
 		return nil, 0, callError("ibv_create_srq", syscall.Errno(errno))
 	}
+	objInc(ObjSRQ)
 	return &SRQ{c: s, h: C.uintptr_t(uintptr(unsafe.Pointer(s)))}, int(got), nil
 }
 
@@ -445,17 +499,18 @@ func (s *SRQ) Destroy() error {
 	if s == nil || s.c == nil {
 		return nil
 	}
-	if rc := C.ibv_destroy_srq(s.c); rc != 0 {
+	if rc := C.rpma_destroy_srq(s.c); rc != 0 {
 		return callError("ibv_destroy_srq", syscall.Errno(rc))
 	}
 	s.c = nil
+	objDec(ObjSRQ)
 	return nil
 }
 
 // Resize resizes the CQ to at least n entries (ibv_resize_cq); CQE then
 // reports the size granted.
 func (q *CQ) Resize(n int) error {
-	if rc := C.ibv_resize_cq(q.c, C.int(n)); rc != 0 {
+	if rc := C.rpma_resize_cq(q.c, C.int(n)); rc != 0 {
 		return callError("ibv_resize_cq", syscall.Errno(rc))
 	}
 	return nil

@@ -8,17 +8,62 @@ package ibv
 #include <string.h>
 #include <errno.h>
 #include <infiniband/verbs.h>
+#include "rpma_inject.h"
 
 // rpma_ibv_query is one crossing for ibv_query_device_ex. It returns the
 // error number (0 on success); ibv_query_device_ex returns it directly.
 static int rpma_ibv_query(struct ibv_context *ctx, struct ibv_device_attr_ex *attr) {
 	memset(attr, 0, sizeof(*attr));
-	return ibv_query_device_ex(ctx, NULL, attr);
+	int e = RPMA_INJECT(QUERY_DEVICE_EX);
+	return e ? e : ibv_query_device_ex(ctx, NULL, attr);
 }
 
 static int rpma_ibv_query_port(struct ibv_context *ctx, uint8_t port, struct ibv_port_attr *attr) {
 	memset(attr, 0, sizeof(*attr));
-	return ibv_query_port(ctx, port, attr);
+	int e = RPMA_INJECT(QUERY_PORT);
+	return e ? e : ibv_query_port(ctx, port, attr);
+}
+
+// The wrappers below hold the fault-injection sites of the calls the Go
+// code makes (rpma_inject.h); each keeps its call's way of failing. The
+// device list is fetched by two of them, one per Go caller, so that each
+// caller is a site of its own.
+static struct ibv_device **rpma_get_device_list_names(int *n) {
+	int e = RPMA_INJECT(GET_DEVICE_LIST);
+	if (e) {
+		errno = e;
+		return NULL;
+	}
+	return ibv_get_device_list(n);
+}
+
+static struct ibv_device **rpma_get_device_list_open(int *n) {
+	int e = RPMA_INJECT(GET_DEVICE_LIST_OPEN);
+	if (e) {
+		errno = e;
+		return NULL;
+	}
+	return ibv_get_device_list(n);
+}
+
+static struct ibv_context *rpma_open_device(struct ibv_device *dev) {
+	int e = RPMA_INJECT(OPEN_DEVICE);
+	if (e) {
+		errno = e;
+		return NULL;
+	}
+	return ibv_open_device(dev);
+}
+
+// An injected failure of ibv_close_device leaves the device open: the next
+// Close closes it.
+static int rpma_close_device(struct ibv_context *ctx) {
+	int e = RPMA_INJECT(CLOSE_DEVICE);
+	if (e) {
+		errno = e;
+		return -1;
+	}
+	return ibv_close_device(ctx);
 }
 */
 import "C"
@@ -32,7 +77,7 @@ import (
 // DeviceNames lists the RDMA devices (ibv_get_device_list).
 func DeviceNames() ([]string, error) {
 	var n C.int
-	list, errno := C.ibv_get_device_list(&n)
+	list, errno := C.rpma_get_device_list_names(&n)
 	if list == nil {
 		return nil, callError("ibv_get_device_list", errnoOf(errno))
 	}
@@ -55,7 +100,7 @@ type Context struct {
 // OpenDevice opens the device called name (ibv_open_device).
 func OpenDevice(name string) (*Context, error) {
 	var n C.int
-	list, errno := C.ibv_get_device_list(&n)
+	list, errno := C.rpma_get_device_list_open(&n)
 	if list == nil {
 		return nil, callError("ibv_get_device_list", errnoOf(errno))
 	}
@@ -64,10 +109,11 @@ func OpenDevice(name string) (*Context, error) {
 		if C.GoString(C.ibv_get_device_name(d)) != name {
 			continue
 		}
-		c, errno := C.ibv_open_device(d)
+		c, errno := C.rpma_open_device(d)
 		if c == nil {
 			return nil, callError("ibv_open_device", errnoOf(errno))
 		}
+		objInc(ObjContext)
 		return &Context{c: c, owned: true}, nil
 	}
 	return nil, fmt.Errorf("ibv: no device named %q: %w", name, syscall.ENODEV)
@@ -124,19 +170,21 @@ func (c *Context) QueryPort(port int) (PortAttr, error) {
 
 // Close closes a device opened by OpenDevice (ibv_close_device). It is a
 // no-op on a nil or already closed Context and on one borrowed from an
-// rdma_cm id.
+// rdma_cm id. After a failed close the Context stays open, so that Close
+// can be called again.
 func (c *Context) Close() error {
 	if c == nil || c.c == nil {
 		return nil
 	}
-	cc := c.c
-	c.c = nil
 	if !c.owned {
+		c.c = nil
 		return nil
 	}
-	if rc, errno := C.ibv_close_device(cc); rc != 0 {
+	if rc, errno := C.rpma_close_device(c.c); rc != 0 {
 		return callError("ibv_close_device", errnoOf(errno))
 	}
+	c.c = nil
+	objDec(ObjContext)
 	return nil
 }
 

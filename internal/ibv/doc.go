@@ -22,4 +22,19 @@
 //
 // Built without cgo or on a system other than Linux, every entry point
 // returns ErrNotSupported.
+//
+// Fault injection: every textual call of a C function that can fail is a
+// site, listed once in rpma_inject.h (an X-macro of name, call and style)
+// and guarded by the site's RPMA_INJECT check just before the call. The
+// style says how an injected failure looks: "ret" (the call returns the
+// errno), "null" (NULL with errno), "minus1" (-1 with errno), "neg"
+// (ibv_poll_cq's negative return) or "eai" (rdma_getaddrinfo's -1 with
+// errno); the libc calls internal/core makes from Go are "go" sites,
+// guarded by InjectGo. An injected destroy leaves its object alive, so a
+// retry succeeds. Only a build with the tag rpma_inject (Linux, cgo)
+// counts and can fail sites, through InjectSites, InjectArm, InjectFired,
+// InjectCounts and InjectReset; any other build compiles every check to
+// the constant 0 (InjectBuild is false there). In every build
+// LiveObjects and LiveObjectCount count the C objects created and not yet
+// destroyed, by kind, to find leaks.
 package ibv

@@ -8,6 +8,7 @@ package ibv
 #include <stdint.h>
 #include <infiniband/verbs.h>
 #include "rpma_ibv.h"
+#include "rpma_inject.h"
 
 static int rpma_has_wr_flush(struct ibv_qp *qp) {
 	struct ibv_qp_ex *qpx = ibv_qp_to_qp_ex(qp);
@@ -20,11 +21,14 @@ static int64_t rpma_post_flush(uintptr_t qpxh, uint64_t wr_id, uint32_t flags,
 		uint64_t raddr, uint32_t rkey, uint64_t len, uint8_t type,
 		uintptr_t cq, uintptr_t out, int room) {
 	struct ibv_qp_ex *qpx = (struct ibv_qp_ex *)qpxh;
-	ibv_wr_start(qpx);
-	qpx->wr_id = wr_id;
-	qpx->wr_flags = flags;
-	ibv_wr_flush(qpx, rkey, raddr, (size_t)len, type, IBV_FLUSH_RANGE);
-	int ret = ibv_wr_complete(qpx);
+	int ret = RPMA_INJECT(WR_COMPLETE_FLUSH); // skips the whole batch
+	if (!ret) {
+		ibv_wr_start(qpx);
+		qpx->wr_id = wr_id;
+		qpx->wr_flags = flags;
+		ibv_wr_flush(qpx, rkey, raddr, (size_t)len, type, IBV_FLUSH_RANGE);
+		ret = ibv_wr_complete(qpx);
+	}
 	return rpma_post_result(ret, rpma_reap(cq, out, room), ret == 0);
 }
 
@@ -42,18 +46,21 @@ static int64_t rpma_post_write_flush(uintptr_t qpxh,
 	struct ibv_qp_ex *qpx = (struct ibv_qp_ex *)qpxh;
 	if (qpx->wr_rdma_write == NULL || qpx->wr_flush == NULL)
 		return rpma_post_result(EOPNOTSUPP, 0, 0);
-	ibv_wr_start(qpx);
-	qpx->wr_id = wr_id1;
-	qpx->wr_flags = flags1;
-	ibv_wr_rdma_write(qpx, rkey, raddr);
-	if (len > 0)
-		ibv_wr_set_sge(qpx, lkey, laddr, len);
-	else
-		ibv_wr_set_sge_list(qpx, 0, NULL);
-	qpx->wr_id = wr_id2;
-	qpx->wr_flags = flags2;
-	ibv_wr_flush(qpx, rkey, fraddr, (size_t)flen, type, IBV_FLUSH_RANGE);
-	int ret = ibv_wr_complete(qpx);
+	int ret = RPMA_INJECT(WR_COMPLETE_WRITE_FLUSH); // skips the whole batch
+	if (!ret) {
+		ibv_wr_start(qpx);
+		qpx->wr_id = wr_id1;
+		qpx->wr_flags = flags1;
+		ibv_wr_rdma_write(qpx, rkey, raddr);
+		if (len > 0)
+			ibv_wr_set_sge(qpx, lkey, laddr, len);
+		else
+			ibv_wr_set_sge_list(qpx, 0, NULL);
+		qpx->wr_id = wr_id2;
+		qpx->wr_flags = flags2;
+		ibv_wr_flush(qpx, rkey, fraddr, (size_t)flen, type, IBV_FLUSH_RANGE);
+		ret = ibv_wr_complete(qpx);
+	}
 	return rpma_post_result(ret, rpma_reap(cq, out, room), ret == 0 ? 2 : 0);
 }
 */

@@ -8,10 +8,16 @@ package ibv
 #include <string.h>
 #include <infiniband/verbs.h>
 #include "rpma_ibv.h"
+#include "rpma_inject.h"
 
 // rpma_alloc_mw2 allocates a memory window of type 2 (ibv_alloc_mw) and
 // reports errno.
 static struct ibv_mw *rpma_alloc_mw2(struct ibv_pd *pd, uint32_t *rkey, int *err_no) {
+	int e = RPMA_INJECT(ALLOC_MW);
+	if (e) {
+		*err_no = e;
+		return NULL;
+	}
 	errno = 0;
 	struct ibv_mw *mw = ibv_alloc_mw(pd, IBV_MW_TYPE_2);
 	*err_no = mw ? 0 : (errno ? errno : EIO);
@@ -37,8 +43,17 @@ static int64_t rpma_post_bind_mw(uintptr_t qph, uint64_t wr_id, uint32_t flags,
 	wr.bind_mw.bind_info.addr = addr;
 	wr.bind_mw.bind_info.length = length;
 	wr.bind_mw.bind_info.mw_access_flags = access;
-	int ret = ibv_post_send((struct ibv_qp *)qph, &wr, &bad);
+	int ret = RPMA_INJECT(POST_SEND_BIND_MW);
+	if (!ret)
+		ret = ibv_post_send((struct ibv_qp *)qph, &wr, &bad);
 	return rpma_post_result(ret, rpma_reap(cq, out, room), ret == 0);
+}
+
+// rpma_dealloc_mw holds the fault-injection site of ibv_dealloc_mw; an
+// injected failure leaves the window allocated.
+static int rpma_dealloc_mw(struct ibv_mw *mw) {
+	int e = RPMA_INJECT(DEALLOC_MW);
+	return e ? e : ibv_dealloc_mw(mw);
 }
 */
 import "C"
@@ -67,6 +82,7 @@ func (pd *PD) AllocMW2() (*MW, error) {
 	if mw == nil {
 		return nil, callError("ibv_alloc_mw", syscall.Errno(errno))
 	}
+	objInc(ObjMW)
 	return &MW{c: mw, RKey: uint32(rkey)}, nil
 }
 
@@ -76,10 +92,11 @@ func (w *MW) Dealloc() error {
 	if w == nil || w.c == nil {
 		return nil
 	}
-	if rc := C.ibv_dealloc_mw(w.c); rc != 0 {
+	if rc := C.rpma_dealloc_mw(w.c); rc != 0 {
 		return callError("ibv_dealloc_mw", syscall.Errno(rc))
 	}
 	w.c = nil
+	objDec(ObjMW)
 	return nil
 }
 

@@ -10,6 +10,7 @@
 
 #include <stdint.h>
 #include <infiniband/verbs.h>
+#include "rpma_inject.h"
 
 /* rpma_wc has the layout of the Go type WC. */
 struct rpma_wc {
@@ -28,7 +29,8 @@ struct rpma_wc {
  * rpma_poll_cq polls up to n completions of cq into out with plain
  * ibv_poll_cq (rdma-core < 55's rxe is reported to lose completions with
  * the extended polling API). It returns the number polled, or a negative
- * value on error when none was.
+ * value on error when none was. An injected failure (site POLL_CQ) stands
+ * for an ibv_poll_cq that returned minus the injected errno.
  */
 static inline int rpma_poll_cq(uintptr_t cqh, uintptr_t outh, int n) {
 	struct ibv_cq *cq = (struct ibv_cq *)cqh;
@@ -39,7 +41,9 @@ static inline int rpma_poll_cq(uintptr_t cqh, uintptr_t outh, int n) {
 		int want = n - got;
 		if (want > 16)
 			want = 16;
-		int r = ibv_poll_cq(cq, want, wc);
+		int r = -RPMA_INJECT(POLL_CQ);
+		if (!r)
+			r = ibv_poll_cq(cq, want, wc);
 		if (r < 0)
 			return got > 0 ? got : r;
 		for (int i = 0; i < r; i++) {

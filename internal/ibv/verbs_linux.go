@@ -12,10 +12,16 @@ package ibv
 #include <stdlib.h>
 #include <infiniband/verbs.h>
 #include "rpma_ibv.h"
+#include "rpma_inject.h"
 
 // rpma_alloc_pd clears errno first so that a failure without errno can be
 // told apart (librpma maps it to RPMA_E_UNKNOWN).
 static struct ibv_pd *rpma_alloc_pd(struct ibv_context *ctx, int *err_no) {
+	int e = RPMA_INJECT(ALLOC_PD);
+	if (e) {
+		*err_no = e;
+		return NULL;
+	}
 	errno = 0;
 	struct ibv_pd *pd = ibv_alloc_pd(ctx);
 	*err_no = pd ? 0 : errno;
@@ -29,7 +35,14 @@ enum { rpma_wc_off_wr_id = offsetof(struct rpma_wc, wr_id),
 	rpma_wc_off_imm = offsetof(struct rpma_wc, imm_data),
 	rpma_wc_off_flags = offsetof(struct rpma_wc, wc_flags) };
 
-static void *rpma_calloc_wc(int n) { return calloc((size_t)n, sizeof(struct rpma_wc)); }
+static void *rpma_calloc_wc(int n) {
+	int e = RPMA_INJECT(CALLOC_WC);
+	if (e) {
+		errno = e;
+		return NULL;
+	}
+	return calloc((size_t)n, sizeof(struct rpma_wc));
+}
 
 // rpma_get_cq_event_rearm is one crossing for ibv_get_cq_event, its
 // ibv_ack_cq_events and the ibv_req_notify_cq that re-arms the CQ. It
@@ -39,15 +52,63 @@ static void *rpma_calloc_wc(int n) { return calloc((size_t)n, sizeof(struct rpma
 static int rpma_get_cq_event_rearm(struct ibv_comp_channel *ch, struct ibv_cq **cq, int *failed) {
 	void *ctx;
 	*failed = 1;
+	int rc = RPMA_INJECT(GET_CQ_EVENT);
+	if (rc)
+		return rc;
 	if (ibv_get_cq_event(ch, cq, &ctx))
 		return errno ? errno : EIO;
 	ibv_ack_cq_events(*cq, 1);
 	*failed = 2;
-	int rc = ibv_req_notify_cq(*cq, 0);
+	rc = RPMA_INJECT(REQ_NOTIFY_CQ_REARM);
+	if (!rc)
+		rc = ibv_req_notify_cq(*cq, 0);
 	if (rc)
 		return rc;
 	*failed = 0;
 	return 0;
+}
+
+// The wrappers below hold the fault-injection sites of the calls the Go
+// code makes (rpma_inject.h); each keeps its call's way of failing. An
+// injected failure of a destroy leaves the object alive: the next call
+// destroys it.
+static int rpma_dealloc_pd(struct ibv_pd *pd) {
+	int e = RPMA_INJECT(DEALLOC_PD);
+	return e ? e : ibv_dealloc_pd(pd);
+}
+
+static struct ibv_comp_channel *rpma_create_comp_channel(struct ibv_context *ctx) {
+	int e = RPMA_INJECT(CREATE_COMP_CHANNEL);
+	if (e) {
+		errno = e;
+		return NULL;
+	}
+	return ibv_create_comp_channel(ctx);
+}
+
+static int rpma_destroy_comp_channel(struct ibv_comp_channel *ch) {
+	int e = RPMA_INJECT(DESTROY_COMP_CHANNEL);
+	return e ? e : ibv_destroy_comp_channel(ch);
+}
+
+static struct ibv_cq *rpma_create_cq(struct ibv_context *ctx, int cqe,
+		struct ibv_comp_channel *ch, int comp_vector) {
+	int e = RPMA_INJECT(CREATE_CQ);
+	if (e) {
+		errno = e;
+		return NULL;
+	}
+	return ibv_create_cq(ctx, cqe, NULL, ch, comp_vector);
+}
+
+static int rpma_req_notify_cq(struct ibv_cq *cq, int solicited_only) {
+	int e = RPMA_INJECT(REQ_NOTIFY_CQ);
+	return e ? e : ibv_req_notify_cq(cq, solicited_only);
+}
+
+static int rpma_destroy_cq(struct ibv_cq *cq) {
+	int e = RPMA_INJECT(DESTROY_CQ);
+	return e ? e : ibv_destroy_cq(cq);
 }
 */
 import "C"
@@ -86,6 +147,7 @@ func (c *Context) AllocPD() (*PD, error) {
 	if pd == nil {
 		return nil, &os.SyscallError{Syscall: "ibv_alloc_pd", Err: syscall.Errno(errno)}
 	}
+	objInc(ObjPD)
 	return &PD{c: pd}, nil
 }
 
@@ -98,10 +160,11 @@ func (pd *PD) Dealloc() error {
 	if pd == nil || pd.c == nil {
 		return nil
 	}
-	if rc := C.ibv_dealloc_pd(pd.c); rc != 0 {
+	if rc := C.rpma_dealloc_pd(pd.c); rc != 0 {
 		return callError("ibv_dealloc_pd", syscall.Errno(rc))
 	}
 	pd.c = nil
+	objDec(ObjPD)
 	return nil
 }
 
@@ -113,10 +176,11 @@ type CompChannel struct {
 // CreateCompChannel creates a completion channel
 // (ibv_create_comp_channel). Its fd is blocking; the caller decides.
 func (c *Context) CreateCompChannel() (*CompChannel, error) {
-	ch, errno := C.ibv_create_comp_channel(c.c)
+	ch, errno := C.rpma_create_comp_channel(c.c)
 	if ch == nil {
 		return nil, callError("ibv_create_comp_channel", errnoOf(errno))
 	}
+	objInc(ObjCompChannel)
 	return &CompChannel{c: ch}, nil
 }
 
@@ -163,10 +227,11 @@ func (ch *CompChannel) Destroy() error {
 	if ch == nil || ch.c == nil {
 		return nil
 	}
-	if rc := C.ibv_destroy_comp_channel(ch.c); rc != 0 {
+	if rc := C.rpma_destroy_comp_channel(ch.c); rc != 0 {
 		return callError("ibv_destroy_comp_channel", syscall.Errno(rc))
 	}
 	ch.c = nil
+	objDec(ObjCompChannel)
 	return nil
 }
 
@@ -183,10 +248,11 @@ func (c *Context) CreateCQ(cqe int, ch *CompChannel, compVector int) (*CQ, error
 	if ch != nil {
 		cch = ch.c
 	}
-	cq, errno := C.ibv_create_cq(c.c, C.int(cqe), nil, cch, C.int(compVector))
+	cq, errno := C.rpma_create_cq(c.c, C.int(cqe), cch, C.int(compVector))
 	if cq == nil {
 		return nil, callError("ibv_create_cq", errnoOf(errno))
 	}
+	objInc(ObjCQ)
 	return &CQ{c: cq, h: C.uintptr_t(uintptr(unsafe.Pointer(cq)))}, nil
 }
 
@@ -202,7 +268,7 @@ func (q *CQ) ReqNotify(solicitedOnly bool) error {
 	if solicitedOnly {
 		s = 1
 	}
-	if rc := C.ibv_req_notify_cq(q.c, s); rc != 0 {
+	if rc := C.rpma_req_notify_cq(q.c, s); rc != 0 {
 		return callError("ibv_req_notify_cq", syscall.Errno(rc))
 	}
 	return nil
@@ -240,6 +306,7 @@ func NewWCBuf(n int) (*WCBuf, error) {
 	if p == nil {
 		return nil, callError("calloc", syscall.ENOMEM)
 	}
+	objInc(ObjWCBuf)
 	return &WCBuf{p: p, wcs: unsafe.Slice((*WC)(p), n)}, nil
 }
 
@@ -250,6 +317,7 @@ func (b *WCBuf) Free() {
 	}
 	C.free(b.p)
 	b.p, b.wcs = nil, nil
+	objDec(ObjWCBuf)
 }
 
 // Destroy destroys the CQ (ibv_destroy_cq). It is a no-op on a nil or
@@ -258,9 +326,10 @@ func (q *CQ) Destroy() error {
 	if q == nil || q.c == nil {
 		return nil
 	}
-	if rc := C.ibv_destroy_cq(q.c); rc != 0 {
+	if rc := C.rpma_destroy_cq(q.c); rc != 0 {
 		return callError("ibv_destroy_cq", syscall.Errno(rc))
 	}
 	q.c = nil
+	objDec(ObjCQ)
 	return nil
 }

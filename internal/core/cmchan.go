@@ -37,6 +37,14 @@ func (c *cmChannel) take() (e ibv.CMEvent, got bool, err error) {
 	if err != nil && isAgain(err) {
 		return e, false, nil
 	}
+	if err != nil && e.Type == ibv.EventConnectRequest && e.ID != nil {
+		// Read, but its ack failed: the error is reported, and the
+		// request it brought (a new id) is refused rather than lost, as
+		// librpma's rpma_conn_req_from_cm_event deletes it.
+		e.ID.Reject(nil)
+		e.ID.Destroy()
+		e.ID = nil
+	}
 	return e, true, err
 }
 

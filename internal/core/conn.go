@@ -234,7 +234,9 @@ func (c *Conn) Disconnect() error {
 // Close mirrors rpma_conn_delete: it destroys the QP, the CQs, the CM id
 // and the event channel. A goroutine blocked in NextEvent returns an error
 // matching os.ErrClosed. Close is idempotent and nil-safe; errors of the
-// individual steps are aggregated and every step runs regardless.
+// individual steps are aggregated. When a step fails, the connection
+// keeps what it could not destroy, is no longer usable, and Close may be
+// retried.
 func (c *Conn) Close() error {
 	if c == nil || !c.beginClose() {
 		return nil
@@ -251,10 +253,18 @@ func (c *Conn) Close() error {
 	var errs errList
 	// Before the QP: a bound window holds it.
 	errs.add(c.grants.revokeAll())
-	errs.add(c.q.destroy(c.id))
-	errs.add(provider("conn_delete", c.id.Destroy()))
+	if errs.err() == nil {
+		errs.add(c.q.destroy(c.id))
+	}
+	if errs.err() == nil {
+		errs.add(provider("conn_delete", c.id.Destroy()))
+	}
+	if err := errs.err(); err != nil {
+		c.closeFailed() // what is left is destroyed by a retried Close
+		return err
+	}
 	c.ev.destroy()
 	c.peer.release()
 	c.leak.Release()
-	return errs.err()
+	return nil
 }

@@ -32,6 +32,9 @@ type ConnReq struct {
 	pdata   []byte // incoming private data (passive only)
 	leak    *leak.Handle
 
+	rejected bool // teardown has rejected the incoming request
+	torn     bool // teardown has run to its end
+
 	// The endpoint's count of undecided requests, which this one is in
 	// until Connect or Close begins (passive only).
 	undecided *atomic.Int64
@@ -58,6 +61,7 @@ func (r *ConnReq) queuesFor(op string) error {
 func (r *ConnReq) decided() {
 	if r.undecided != nil {
 		r.undecided.Add(-1)
+		r.undecided = nil // once, even when Close is retried
 	}
 }
 
@@ -247,9 +251,9 @@ const (
 
 // destroy destroys the QP of id (when id is not nil), the flush buffer,
 // the CQs and the shared channel, in librpma's order, and lets go of the
-// SRQ.
+// SRQ. It stops at the first failure and keeps what is left, so that a
+// second call (a retried Close) finishes the job.
 func (q *queues) destroy(id *ibv.CMID) error {
-	var errs errList
 	if q.dl != nil {
 		// Posts and polls refuse from now on; the one in flight has
 		// finished.
@@ -265,15 +269,16 @@ func (q *queues) destroy(id *ibv.CMID) error {
 	// them would be lost to the SRQ for good.
 	q.rcq.drain()
 	q.cq.drain()
-	errs.add(q.flush.destroy())
-	errs.add(q.rcq.close())
-	errs.add(q.cq.close())
-	errs.add(q.shared.destroy())
+	for _, step := range []func() error{q.flush.destroy, q.rcq.close, q.cq.close, q.shared.destroy} {
+		if err := step(); err != nil {
+			return err
+		}
+	}
 	if q.srq != nil {
 		q.srq.release()
 	}
 	*q = queues{}
-	return errs.err()
+	return nil
 }
 
 // NewConnReq mirrors rpma_conn_req_new: it resolves addr and port within
@@ -459,13 +464,12 @@ func (r *ConnReq) Connect(pdata []byte) (*Conn, error) {
 	if err := checkPrivateData(op, pdata, r.passive); err != nil {
 		return nil, err
 	}
-	if !r.beginClose() {
+	if !r.consume() {
 		return nil, errClosed(op, "connection request")
 	}
 	r.decided()
 	r.lock()
 	defer r.unlock()
-	r.leak.Release()
 	if err := r.queuesFor(op); err != nil {
 		if terr := r.teardown(); terr != nil {
 			rpma.Logf(rpma.LogWarning, "%s: cleaning up after a failed connect: %v", op, terr)
@@ -517,6 +521,7 @@ func (r *ConnReq) Connect(pdata []byte) (*Conn, error) {
 		}
 		return nil, err
 	}
+	r.leak.Release()
 	c.leak = leak.Track("conn.Conn")
 	c.open()
 	c.startLiveness(r.params.PeerTimeout)
@@ -525,16 +530,26 @@ func (r *ConnReq) Connect(pdata []byte) (*Conn, error) {
 
 // teardown destroys everything the request holds (rpma_conn_req_delete):
 // the QP and CQs, then rejects an incoming request or destroys an outgoing
-// one's id, then the channel. The caller holds the lock.
+// one's id, then the channel. The caller holds the lock. A failed reject
+// is reported and the id destroyed all the same (which rejects it too); a
+// failed destroy stops it, keeping the rest for a second call.
 func (r *ConnReq) teardown() error {
-	var errs errList
-	errs.add(r.q.destroy(r.id))
-	if r.passive {
-		errs.add(provider("conn_req_delete", r.id.Reject(nil)))
+	if err := r.q.destroy(r.id); err != nil {
+		return err
 	}
-	errs.add(provider("conn_req_delete", r.id.Destroy()))
+	var errs errList
+	if r.passive && !r.rejected {
+		errs.add(provider("conn_req_delete", r.id.Reject(nil)))
+		r.rejected = true
+	}
+	if err := r.id.Destroy(); err != nil {
+		errs.add(provider("conn_req_delete", err))
+		return errs.err()
+	}
 	r.ev.destroy()
 	r.peer.release()
+	r.leak.Release()
+	r.torn = true
 	return errs.err()
 }
 
@@ -549,6 +564,9 @@ func (r *ConnReq) Close() error {
 	r.ev.wake()
 	r.lock()
 	defer r.unlock()
-	r.leak.Release()
-	return r.teardown()
+	err := r.teardown()
+	if !r.torn {
+		r.closeFailed() // a retried Close destroys what is left
+	}
+	return err
 }

@@ -486,7 +486,7 @@ func (q *CQ) fill() bool {
 // caller's completions: its connection is being closed (its QP is gone),
 // and slots of an SRQ that completed here must go back to the SRQ.
 func (q *CQ) drain() {
-	if q == nil || q.cq == nil {
+	if q == nil || q.cq == nil || q.closed() {
 		return
 	}
 	q.dl.mu.Lock()
@@ -620,13 +620,20 @@ func (q *CQ) close() error {
 	}
 	q.lock()
 	defer q.unlock()
-	var errs errList
-	errs.add(provider("cq_delete", q.cq.Destroy()))
-	errs.add(provider("cq_delete", q.destroyChannel()))
+	// The channel only once its CQ is gone; a failed step leaves the
+	// rest to a retried close.
+	if err := q.cq.Destroy(); err != nil {
+		q.closeFailed()
+		return provider("cq_delete", err)
+	}
+	if err := q.destroyChannel(); err != nil {
+		q.closeFailed()
+		return provider("cq_delete", err)
+	}
 	q.dl.mu.Lock()
 	q.buf.Free()
 	q.buf, q.stash, q.n = nil, nil, 0
 	q.dl.mu.Unlock()
 	q.leak.Release()
-	return errs.err()
+	return nil
 }

@@ -126,10 +126,19 @@ func (c *Conn) postSend(op string, kind postKind, user bool, ctx uint64, a sendA
 	}
 	cq.reaped(reaped)
 	if errno != 0 {
-		err = postError("ibv_post_send", errno, qp, c.q.state)
+		err = postError(postCall(kind == postAtomicWrite || kind == postNativeFlush), errno, qp, c.q.state)
 	}
 	d.mu.Unlock()
 	return err
+}
+
+// postCall names the call whose failure a post reports: the extended
+// API's posts (native atomic write and flush) fail in ibv_wr_complete.
+func postCall(extended bool) string {
+	if extended {
+		return "ibv_wr_complete"
+	}
+	return "ibv_post_send"
 }
 
 // Read mirrors rpma_read.
@@ -329,7 +338,7 @@ func (c *Conn) WriteAndFlush(dst *RemoteMR, dstOff int, src *MR, srcOff, n int, 
 	}
 	cq.reaped(reaped)
 	if errno != 0 {
-		err = postError("ibv_post_send", errno, qp, c.q.state)
+		err = postError(postCall(c.nativeFlush), errno, qp, c.q.state)
 	}
 	d.mu.Unlock()
 	return err

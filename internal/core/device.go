@@ -50,23 +50,42 @@ func DeviceForAddress(addr string, typ rpma.UtilIbvContextType) (*Device, error)
 	if err != nil {
 		return nil, provider(op, err)
 	}
-	defer id.Destroy()
 	if passive {
 		err = id.BindAddr(ai)
 	} else {
 		err = id.ResolveAddr(ai, defaultTimeoutMs)
 	}
-	if err != nil {
-		return nil, providerMsg(op, err, "address %s", addr)
+	var ctx *ibv.Context
+	switch {
+	case err != nil:
+		err = providerMsg(op, err, "address %s", addr)
+	default:
+		if ctx = id.Verbs(); ctx == nil {
+			err = rpma.NewError(op, rpma.CodeInval, syscall.ENODEV,
+				"address %s is not bound to an RDMA device", addr)
+		}
 	}
-	ctx := id.Verbs()
-	if ctx == nil {
-		return nil, rpma.NewError(op, rpma.CodeInval, syscall.ENODEV,
-			"address %s is not bound to an RDMA device", addr)
+	if derr := destroyTempID(id); derr != nil && err == nil {
+		err = provider(op, derr)
+	}
+	if err != nil {
+		return nil, err
 	}
 	d := &Device{ctx: ctx, name: ctx.Name(), leak: leak.Track("peer.Device")}
 	d.open()
 	return d, nil
+}
+
+// destroyTempID destroys the id DeviceForAddress resolved with. librpma
+// ignores a failure there; this library tries once more (the id would
+// leak otherwise, with its fd) and reports a second failure.
+func destroyTempID(id *ibv.CMID) error {
+	err := id.Destroy()
+	if err == nil {
+		return nil
+	}
+	rpma.Logf(rpma.LogWarning, "utils_get_ibv_context: destroying the resolving id: %v (trying again)", err)
+	return id.Destroy()
 }
 
 func side(passive bool) string {
@@ -109,7 +128,7 @@ func (d *Device) Close() error {
 	}
 	d.lock()
 	defer d.unlock()
-	if d.closed() {
+	if d.finished() {
 		return nil
 	}
 	if n := d.peers.Load(); n > 0 {

@@ -285,9 +285,12 @@ func (e *Endpoint) Close() error {
 	e.ch.wake()
 	e.lock()
 	defer e.unlock()
-	err := provider("ep_shutdown", e.id.Destroy())
+	if err := e.id.Destroy(); err != nil {
+		e.closeFailed() // the id stays; a retried Close destroys it
+		return provider("ep_shutdown", err)
+	}
 	e.ch.destroy()
 	e.peer.release()
 	e.leak.Release()
-	return err
+	return nil
 }

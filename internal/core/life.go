@@ -15,13 +15,14 @@ import (
 // method of it reaches C with its nil handles. Constructors call open.
 type life struct {
 	mu    sync.RWMutex
-	state atomic.Int32 // lifeNew, lifeOpen or lifeClosing
+	state atomic.Int32 // lifeNew, lifeOpen, lifeClosing or lifeCloseFailed
 }
 
 const (
-	lifeNew     = iota // the zero value: never opened
-	lifeOpen           // usable
-	lifeClosing        // Close (or a consuming operation) has begun
+	lifeNew         = iota // the zero value: never opened
+	lifeOpen               // usable
+	lifeClosing            // Close (or a consuming operation) has begun
+	lifeCloseFailed        // a Close failed part way: unusable, but Close may be retried
 )
 
 // open marks a newly built object usable.
@@ -43,8 +44,27 @@ func (l *life) exit() { l.mu.RUnlock() }
 
 // beginClose marks the object closing. It reports false when another Close
 // (or a consuming operation) got there first, or the object was never
-// opened.
-func (l *life) beginClose() bool { return l.state.CompareAndSwap(lifeOpen, lifeClosing) }
+// opened. After a failed Close (closeFailed) it reports true again, so
+// that Close can be retried.
+func (l *life) beginClose() bool {
+	return l.state.CompareAndSwap(lifeOpen, lifeClosing) || l.state.CompareAndSwap(lifeCloseFailed, lifeClosing)
+}
+
+// consume marks the object closing for an operation that uses it up (a
+// request's Connect): unlike beginClose, never after a failed Close.
+func (l *life) consume() bool { return l.state.CompareAndSwap(lifeOpen, lifeClosing) }
+
+// closeFailed records, under the exclusive lock, that a step of Close
+// failed: the object keeps what it could not destroy, no operation may
+// use it, and the next Close tries again.
+func (l *life) closeFailed() { l.state.Store(lifeCloseFailed) }
+
+// finished reports whether Close has run to its end (or the object was
+// never opened): for Close methods that decide under the lock.
+func (l *life) finished() bool {
+	s := l.state.Load()
+	return s == lifeNew || s == lifeClosing
+}
 
 // closed reports whether the object is closed, closing or was never
 // opened.

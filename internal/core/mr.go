@@ -309,9 +309,9 @@ func (m *MR) Advise(off, n int, advice int, flags uint32) error {
 	return provider(op, err)
 }
 
-// Close mirrors rpma_mr_dereg (ibv_dereg_mr). As in librpma, the region is
-// gone afterwards even when deregistration failed. It is idempotent and
-// nil-safe. A region with live grants is not deregistered: Close then
+// Close mirrors rpma_mr_dereg (ibv_dereg_mr). When ibv_dereg_mr fails,
+// the region stays registered (as librpma's does), is no longer usable,
+// and Close may be retried. It is idempotent and nil-safe. A region with live grants is not deregistered: Close then
 // fails (rpma.ErrInvalidArgument, EBUSY) and the region stays usable.
 func (m *MR) Close() error {
 	if m == nil {
@@ -319,7 +319,7 @@ func (m *MR) Close() error {
 	}
 	m.lock()
 	defer m.unlock()
-	if m.closed() {
+	if m.finished() {
 		return nil
 	}
 	if n := m.grants.Load(); n > 0 {
@@ -327,12 +327,15 @@ func (m *MR) Close() error {
 			"the region has %d live grants: revoke them (Grant.Revoke) or close their connections first", n)
 	}
 	m.markClosed()
-	err := m.mr.Dereg()
+	if err := m.mr.Dereg(); err != nil {
+		m.closeFailed() // still registered: a retried Close deregisters it
+		return provider("mr_dereg", err)
+	}
 	m.pin.Unpin()
 	regmem.Remove(m)
 	m.peer.release()
 	m.leak.Release()
-	return provider("mr_dereg", err)
+	return nil
 }
 
 // checkRange checks [off, off+n) against a region of size bytes.

@@ -139,14 +139,16 @@ func (p *Peer) release() { p.children.Add(-1) }
 
 // Close mirrors rpma_peer_delete. It refuses, with an error matching
 // rpma.ErrProvider and EBUSY (what ibv_dealloc_pd would report), while
-// children are open; the peer then stays usable.
+// children are open; the peer then stays usable. When ibv_dealloc_pd
+// fails, the peer keeps its PD, is no longer usable, and Close may be
+// retried.
 func (p *Peer) Close() error {
 	if p == nil {
 		return nil
 	}
 	p.lock()
 	defer p.unlock()
-	if p.closed() {
+	if p.finished() {
 		return nil
 	}
 	if n := p.children.Load(); n > 0 {
@@ -154,9 +156,12 @@ func (p *Peer) Close() error {
 			"%d object(s) (endpoints, connection requests, connections, memory regions, SRQs) still use the peer: close them first", n)
 	}
 	p.markClosed()
-	err := p.pd.Dealloc()
+	if err := p.pd.Dealloc(); err != nil {
+		p.closeFailed() // the PD stays; a retried Close deallocates it
+		return provider("peer_delete", err)
+	}
 	unwatchDevice(p.ctx)
 	p.dev.peers.Add(-1)
 	p.leak.Release()
-	return provider("peer_delete", err)
+	return nil
 }

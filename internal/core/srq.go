@@ -149,7 +149,7 @@ func (s *SRQ) Close() error {
 	}
 	s.lock()
 	defer s.unlock()
-	if s.closed() {
+	if s.finished() {
 		return nil
 	}
 	if n := s.users.Load(); n > 0 {
@@ -160,12 +160,17 @@ func (s *SRQ) Close() error {
 	s.dl.mu.Lock()
 	s.dl.closed = true
 	s.dl.mu.Unlock()
-	var errs errList
-	errs.add(provider("srq_delete", s.srq.Destroy()))
-	errs.add(s.rcq.close())
+	err := provider("srq_delete", s.srq.Destroy())
+	if err == nil {
+		err = s.rcq.close()
+	}
+	if err != nil {
+		s.closeFailed() // what is left is destroyed by a retried Close
+		return err
+	}
 	s.peer.release()
 	s.leak.Release()
-	return errs.err()
+	return nil
 }
 
 // flushBuf is the target of the emulated flush's 8-byte RDMA read: one
@@ -195,10 +200,14 @@ func (f *flushBuf) destroy() error {
 	if f == nil {
 		return nil
 	}
-	var errs errList
-	errs.add(provider("flush_delete", f.mr.Dereg()))
-	if err := unmapPage(f.mem); err != nil {
-		errs.add(rpma.NewError("munmap", rpma.CodeInval, errnoOf(err), "flush buffer"))
+	if err := f.mr.Dereg(); err != nil {
+		return provider("flush_delete", err) // still registered: keep the page
 	}
-	return errs.err()
+	if f.mem != nil {
+		if err := unmapPage(f.mem); err != nil {
+			return rpma.NewError("munmap", rpma.CodeInval, errnoOf(err), "flush buffer")
+		}
+		f.mem = nil
+	}
+	return nil
 }

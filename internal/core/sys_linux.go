@@ -7,6 +7,8 @@ import (
 	"syscall"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/gorpma/rpma/internal/ibv"
 )
 
 // The system calls core makes itself, outside the cgo layer, that other
@@ -19,10 +21,13 @@ const errNoData = syscall.ENODATA
 // nonblockDup sets fd non-blocking (which a dup shares: O_NONBLOCK belongs
 // to the open file description) and returns a close-on-exec dup of it.
 func nonblockDup(fd int) (int, error) {
-	if err := unix.SetNonblock(fd, true); err != nil {
+	if err := orInjected(ibv.GoSiteFcntlNonblockDup, func() error { return unix.SetNonblock(fd, true) }); err != nil {
 		return -1, os.NewSyscallError("fcntl", err)
 	}
-	nfd, err := unix.FcntlInt(uintptr(fd), unix.F_DUPFD_CLOEXEC, 0)
+	nfd, err := -1, injected(ibv.GoSiteFcntlDupfd)
+	if err == nil {
+		nfd, err = unix.FcntlInt(uintptr(fd), unix.F_DUPFD_CLOEXEC, 0)
+	}
 	if err != nil {
 		return -1, os.NewSyscallError("fcntl", err)
 	}
@@ -32,7 +37,28 @@ func nonblockDup(fd int) (int, error) {
 // mapPage maps one page of anonymous memory, shared (so that it survives a
 // fork, as librpma's buffers do).
 func mapPage() ([]byte, error) {
+	if err := injected(ibv.GoSiteMmap); err != nil {
+		return nil, err
+	}
 	return unix.Mmap(-1, 0, unix.Getpagesize(), unix.PROT_READ|unix.PROT_WRITE, unix.MAP_SHARED|unix.MAP_ANON)
+}
+
+// injected is the failure the fault-injection build (tag rpma_inject) has
+// armed at the Go-side site, nil when none; in a normal build it is nil,
+// and the compiler drops the check.
+func injected(site int) error {
+	if e := ibv.InjectGo(site); e != 0 {
+		return e
+	}
+	return nil
+}
+
+// orInjected is call, unless a failure is armed at site.
+func orInjected(site int, call func() error) error {
+	if err := injected(site); err != nil {
+		return err
+	}
+	return call()
 }
 
 // unmapPage unmaps what mapPage mapped.

@@ -6,6 +6,8 @@ import (
 	"os"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/gorpma/rpma/internal/ibv"
 )
 
 // newEpollWaiter registers with the poller an epoll instance that watches
@@ -23,7 +25,10 @@ func newEpollWaiter(name string, fds ...int) (*waiter, error) {
 // newEpoll returns a non-blocking epoll instance watching fds (each set
 // non-blocking; negative ones skipped) for input, level-triggered.
 func newEpoll(fds ...int) (int, error) {
-	epfd, err := unix.EpollCreate1(unix.EPOLL_CLOEXEC)
+	epfd, err := -1, injected(ibv.GoSiteEpollCreate1)
+	if err == nil {
+		epfd, err = unix.EpollCreate1(unix.EPOLL_CLOEXEC)
+	}
 	if err != nil {
 		return -1, os.NewSyscallError("epoll_create1", err)
 	}
@@ -35,22 +40,27 @@ func newEpoll(fds ...int) (int, error) {
 		if fd < 0 {
 			continue
 		}
-		if err := unix.SetNonblock(fd, true); err != nil {
+		if err := orInjected(ibv.GoSiteFcntlWatched, func() error { return unix.SetNonblock(fd, true) }); err != nil {
 			return fail("fcntl", err)
 		}
 		ev := unix.EpollEvent{Events: unix.EPOLLIN, Fd: int32(fd)}
-		if err := unix.EpollCtl(epfd, unix.EPOLL_CTL_ADD, fd, &ev); err != nil {
+		if err := orInjected(ibv.GoSiteEpollCtl, func() error { return unix.EpollCtl(epfd, unix.EPOLL_CTL_ADD, fd, &ev) }); err != nil {
 			return fail("epoll_ctl", err)
 		}
 	}
-	if err := unix.SetNonblock(epfd, true); err != nil {
+	if err := orInjected(ibv.GoSiteFcntlEpoll, func() error { return unix.SetNonblock(epfd, true) }); err != nil {
 		return fail("fcntl", err)
 	}
 	return epfd, nil
 }
 
 // newEventFD returns a non-blocking eventfd.
-func newEventFD() (int, error) { return unix.Eventfd(0, unix.EFD_CLOEXEC|unix.EFD_NONBLOCK) }
+func newEventFD() (int, error) {
+	if err := injected(ibv.GoSiteEventfd); err != nil {
+		return -1, err
+	}
+	return unix.Eventfd(0, unix.EFD_CLOEXEC|unix.EFD_NONBLOCK)
+}
 
 // signalEventFD makes fd readable until drainEventFD.
 func signalEventFD(fd int) {

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Static checks, run by `make lint` and as the first tier of `make test`:
-# gofmt, go vet (with and without the vmhost tag), staticcheck, the rule
+# gofmt, go vet (with and without the vmhost and rpma_inject tags), staticcheck, the rule
 # that only internal/ packages import "C", and builds without cgo and for
 # other systems (the stubs must keep compiling).
 set -uo pipefail
@@ -12,7 +12,9 @@ unformatted=$(gofmt -l $(git ls-files '*.go' 2>/dev/null || find . -name '*.go')
 [ -z "$unformatted" ] || fail "gofmt would change: $unformatted"
 go vet ./... || fail "go vet"
 go vet -tags vmhost ./... || fail "go vet -tags vmhost"
+go vet -tags rpma_inject ./... || fail "go vet -tags rpma_inject"
 go run honnef.co/go/tools/cmd/staticcheck@v0.8.2 ./... || fail "staticcheck"
+go run honnef.co/go/tools/cmd/staticcheck@v0.8.2 -tags rpma_inject ./internal/... || fail "staticcheck -tags rpma_inject"
 cgo=$(go list -f '{{if .CgoFiles}}{{.ImportPath}}{{end}}' ./... | grep -v '/internal/' || true)
 [ -z "$cgo" ] || fail "\"C\" imported outside internal/: $cgo"
 # Every package builds everywhere: without cgo (RDMA calls then return an

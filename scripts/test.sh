@@ -6,7 +6,8 @@
 #            (native atomic write), with -race, and an emulated NVDIMM as
 #            Device DAX; a skip is a failure there;
 #   vm-6.1   the same on the 6.1 kernel (atomic write emulated), with the
-#            NVDIMM as FsDAX (ext4 -o dax);
+#            NVDIMM as FsDAX (ext4 -o dax); each VM tier also runs the
+#            fault-injection replay (internal/inject, tag rpma_inject);
 #   vmhost   tests that boot VMs themselves (build tag vmhost), on the host:
 #            the harness's own tests and the power-loss test.
 # Every tier runs even if an earlier one failed; the last line sums them.
@@ -42,9 +43,13 @@ host() {
 }
 vm() {
 	local kernel=$1 pmem_mode=$2
-	RPMA_TEST_REQUIRE_PMEM=1 go test -exec "$root/bin/rxevm -kernel $kernel -pmem 256M -pmem-mode $pmem_mode --" \
-		-race -count=1 -timeout 20m -json "${vm_pkgs[@]}" 2>&1 |
-		"$summary" -tier "vm-$kernel" -no-skips -tally "$tally"
+	local exec="$root/bin/rxevm -kernel $kernel -pmem 256M -pmem-mode $pmem_mode --"
+	{
+		RPMA_TEST_REQUIRE_PMEM=1 go test -exec "$exec" -race -count=1 -timeout 20m -json "${vm_pkgs[@]}"
+		# The fault-injection replay: its own build (tag rpma_inject),
+		# without -race (it runs each sequence hundreds of times).
+		go test -tags rpma_inject -exec "$exec" -count=1 -timeout 10m -json ./internal/inject/
+	} 2>&1 | "$summary" -tier "vm-$kernel" -no-skips -tally "$tally"
 }
 vmhost() {
 	# One package at a time: the harness tests and the power-loss test each

@@ -2,6 +2,7 @@ package core
 
 import (
 	"fmt"
+	"syscall"
 	"time"
 
 	"github.com/gorpma/rpma/internal/ibv"
@@ -133,11 +134,16 @@ func (c *Conn) livenessTick() {
 		lv.idle++
 	}
 	lost := lv.stalled >= livenessTicks
+	var perr error
 	if !lost && !outstanding && lv.idle >= 1 {
-		c.probe()
+		perr = c.probe()
 		lv.idle = 0
 	}
 	d.mu.Unlock()
+	if perr != nil {
+		c.lose(perr)
+		return
+	}
 	if lost {
 		c.lose(&peerTimeoutError{d: lv.d})
 		return
@@ -146,8 +152,10 @@ func (c *Conn) livenessTick() {
 }
 
 // probe posts the liveness probe (data lock held): a signaled zero-length
-// RDMA write, in the probe's own slot.
-func (c *Conn) probe() {
+// RDMA write, in the probe's own slot. A post the provider refuses for
+// lack of room is tried again at the next tick; any other failure is
+// returned, and the connection is then lost with it as the cause.
+func (c *Conn) probe() error {
 	sq, cq := c.q.sq, c.q.cq
 	s := sq.posted
 	sq.posted++
@@ -159,6 +167,13 @@ func (c *Conn) probe() {
 		sq.probing = false
 	}
 	cq.reaped(reaped)
+	switch errno {
+	case 0, syscall.ENOMEM, syscall.ENOSPC:
+		return nil // a full queue in the provider's view: the next tick tries again
+	}
+	// The connection cannot be watched any more: report it lost, with
+	// the reason, rather than go on without a probe.
+	return &probeError{err: rpma.Provider("ibv_post_send", errno)}
 }
 
 // lose ends c on the library's own account: its QP goes to the error

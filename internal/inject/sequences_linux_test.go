@@ -59,6 +59,7 @@ var sequences = []sequence{
 	{"connect-datapath", seqClient, false},
 	{"connect-shared-channel", seqClientShared, false},
 	{"connect-srq", seqClientSRQ, false},
+	{"connect-peer-timeout", seqClientPeerTimeout, false},
 	{"listen-accept", seqServer, false},
 	{"listen-reject", seqReject, false},
 }
@@ -328,14 +329,80 @@ func seqClientShared(ctx context.Context, e *env, s *scope) error {
 	if _, err := c.GetSendComp(ctx); err != nil {
 		return err
 	}
+	// The same through Conn.Wait, the shared channel's wait.
+	if err := c.Write(remote, 64, local, 64, 64, rpma.CompletionAlways, 11); err != nil {
+		return err
+	}
+	if err := waitConn(ctx, c, 11); err != nil {
+		return err
+	}
 	if _, err := c.GetRecvComp(ctx); err != nil {
 		return err
 	}
+	// Nothing is left: "no completion", which a failed ibv_get_cq_event
+	// also is (librpma's mapping), told apart by its errno.
 	_, _, err = c.TryWait()
-	if errors.Is(err, rpma.ErrNoCompletion) || errors.Is(err, rpma.ErrAgain) {
+	var oe *rpma.OpError
+	if errors.Is(err, rpma.ErrNoCompletion) && errors.As(err, &oe) && oe.Errno == 0 {
 		err = nil
 	}
 	return err
+}
+
+// waitConn waits with Conn.Wait (a shared channel) for the completion
+// of opContext on the main CQ.
+func waitConn(ctx context.Context, c *conn.Conn, opContext uint64) error {
+	wcs := make([]cq.WC, 4)
+	for {
+		n, err := c.CQ().GetWC(wcs)
+		if errors.Is(err, rpma.ErrNoCompletion) {
+			if _, _, err := c.Wait(ctx); err != nil {
+				return err
+			}
+			continue
+		}
+		if err != nil {
+			return err
+		}
+		for _, wc := range wcs[:n] {
+			if err := wc.Err(); err != nil {
+				return err
+			}
+			if wc.OpContext == opContext {
+				return nil
+			}
+		}
+	}
+}
+
+// seqClientPeerTimeout connects with a PeerTimeout and stays idle long
+// enough for the library to probe the other side (a zero-length write
+// from its timer), then writes.
+func seqClientPeerTimeout(ctx context.Context, e *env, s *scope) error {
+	p, err := openPeer(e, s)
+	if err != nil {
+		return err
+	}
+	local, err := region(p, s, 4096, mr.UsageWriteSrc|mr.UsageRecv)
+	if err != nil {
+		return err
+	}
+	cfg := conn.DefaultConfig()
+	cfg.PeerTimeout = 400 * time.Millisecond
+	c, remote, err := connectTo(ctx, e, s, p, cfg, local,
+		func(r *conn.ConnReq) error { return r.Recv(local, 1024, msgSize, 1) })
+	if err != nil {
+		return err
+	}
+	time.Sleep(300 * time.Millisecond) // idle: two or three probes
+	if err := c.Write(remote, 0, local, 0, 64, rpma.CompletionAlways, 10); err != nil {
+		return err
+	}
+	seen := map[uint64]bool{}
+	if err := waitWC(ctx, c.CQ(), 1, seen); err != nil {
+		return err
+	}
+	return waitWC(ctx, c.CQ(), 10, seen)
 }
 
 func seqClientSRQ(ctx context.Context, e *env, s *scope) error {

@@ -17,6 +17,7 @@ import (
 	"github.com/gorpma/rpma/conn"
 	"github.com/gorpma/rpma/cq"
 	"github.com/gorpma/rpma/ep"
+	"github.com/gorpma/rpma/internal/leak"
 	"github.com/gorpma/rpma/peer"
 	"github.com/gorpma/rpma/rpma"
 	"github.com/gorpma/rpma/srq"
@@ -286,13 +287,6 @@ func connectPair(t *testing.T, p *peer.Peer, e *ep.Endpoint, ip string, ccfg, sc
 	return client, server
 }
 
-// openFDs counts the process's open file descriptors.
-func openFDs(t *testing.T) int {
-	ents, err := os.ReadDir("/proc/self/fd")
-	require.NoError(t, err)
-	return len(ents)
-}
-
 // TestIntegrationCloseRaces: Close racing posts, GetWC, CQ waits and
 // NextEvent from other goroutines, 100 rounds: nothing panics or hangs,
 // each call succeeds or returns an error matching os.ErrClosed (or the
@@ -301,7 +295,7 @@ func TestIntegrationCloseRaces(t *testing.T) {
 	p, ip := newPeer(t)
 	e := listen(t, p, ip)
 	rng := rand.New(rand.NewSource(7))
-	before := openFDs(t)
+	before := leak.OpenFDs()
 	const rounds = 100
 	closedSeen := map[string]int{}
 	for round := 0; round < rounds; round++ {
@@ -363,7 +357,7 @@ func TestIntegrationCloseRaces(t *testing.T) {
 		require.NoError(t, server.Close())
 	}
 	t.Logf("errors matching os.ErrClosed, by caller: %v", closedSeen)
-	require.InDelta(t, before, openFDs(t), 4, "fds before and after %d rounds", rounds)
+	require.InDelta(t, before, leak.OpenFDs(), 4, "fds before and after %d rounds", rounds)
 }
 
 // TestIntegrationIndependentEventWaits: the exclusive waits, NextEvent

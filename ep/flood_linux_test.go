@@ -20,6 +20,7 @@ import (
 
 	"github.com/gorpma/rpma/conn"
 	"github.com/gorpma/rpma/ep"
+	"github.com/gorpma/rpma/internal/leak"
 	"github.com/gorpma/rpma/internal/rdmatest"
 	"github.com/gorpma/rpma/internal/rdmatest/fixture"
 	"github.com/gorpma/rpma/mr"
@@ -74,7 +75,7 @@ func TestIntegrationFloodOfRequests(t *testing.T) {
 	require.NoError(t, err)
 	defer func() { require.NoError(t, e.Shutdown()) }()
 
-	base := openFDs(t)
+	base := leak.OpenFDs()
 	var maxFDs, maxUndecided atomic.Int64
 	stopSampling := make(chan struct{})
 	var sampling sync.WaitGroup
@@ -89,7 +90,7 @@ func TestIntegrationFloodOfRequests(t *testing.T) {
 				return
 			case <-tick.C:
 			}
-			if n := int64(openFDs(t)); n > maxFDs.Load() {
+			if n := int64(leak.OpenFDs()); n > maxFDs.Load() {
 				maxFDs.Store(n)
 			}
 			if n := int64(e.Undecided()); n > maxUndecided.Load() {
@@ -280,11 +281,11 @@ func TestIntegrationRequestQueuesOnAccept(t *testing.T) {
 		c, err := req.Connect([]byte("client"))
 		require.NoError(t, err)
 		clients = append(clients, c)
-		before := openFDs(t)
+		before := leak.OpenFDs()
 		r, err := e.NextConnReq(ctx, nil)
 		require.NoError(t, err)
 		// At most: the client's side may close an fd meanwhile (seen: 5).
-		d := openFDs(t) - before
+		d := leak.OpenFDs() - before
 		require.True(t, d > 0 && d <= fdsPerUndecided, "an undecided request's fds: %d", d)
 		return r
 	}
@@ -294,9 +295,9 @@ func TestIntegrationRequestQueuesOnAccept(t *testing.T) {
 	require.Equal(t, 2, e.Undecided())
 
 	in, inBytes := fixture.Region(t, p, 8, mr.UsageRecv)
-	before := openFDs(t)
+	before := leak.OpenFDs()
 	require.NoError(t, r2.Recv(in, 0, 8, 7))
-	require.Greater(t, openFDs(t)-before, 0, "Recv created the request's CQ and completion channel")
+	require.Greater(t, leak.OpenFDs()-before, 0, "Recv created the request's CQ and completion channel")
 
 	var servers []*conn.Conn
 	for i, r := range []*conn.ConnReq{r1, r2} {
@@ -326,11 +327,4 @@ func TestIntegrationRequestQueuesOnAccept(t *testing.T) {
 	wc, err := session.WaitFor(ctx, servers[1].CQ(), 7)
 	require.NoError(t, err)
 	require.Equal(t, "request2", string(inBytes[:wc.ByteLen]))
-}
-
-func openFDs(t testing.TB) int {
-	t.Helper()
-	ents, err := os.ReadDir("/proc/self/fd")
-	require.NoError(t, err)
-	return len(ents)
 }

@@ -175,13 +175,14 @@ func (sc scenario) run(t *testing.T) {
 		require.GreaterOrEqual(t, r.took, e.min, "case %s ended %v after the fault: too early (still alive before it?)", name, r.took)
 		require.LessOrEqual(t, r.took, e.max, "case %s ended %v after the fault: too late", name, r.took)
 	}
-	var fds, objects, kernel int
+	var fds, objects, cobjects, kernel int
 	s := out.Next(t, time.Minute, "LEAKS ")
-	_, err = fmt.Sscanf(s, "LEAKS fds=%d objects=%d kernel=%d", &fds, &objects, &kernel)
+	_, err = fmt.Sscanf(s, "LEAKS fds=%d objects=%d cobjects=%d kernel=%d", &fds, &objects, &cobjects, &kernel)
 	require.NoError(t, err, s)
 	require.Zero(t, kernel, "the survivor's kernel reported bugs (its KERNEL lines above)")
 	require.Zero(t, fds, "file descriptors left open after closing everything")
 	require.Zero(t, objects, "C-backed objects left after closing everything")
+	require.Zero(t, cobjects, "verbs and rdma_cm objects left after closing everything (its COBJECTS lines above)")
 }
 
 // powerLoss kills the lender's VM: no disconnect reaches the survivor.

@@ -400,7 +400,7 @@ func survive(as, peerIP string, names []string, faultFile, restoreFile string) e
 	}
 	done()
 	leak.Enable()
-	fdsBefore := openFDs()
+	before := leak.Take()
 	fmt.Printf("FDS-BEFORE %s\n", strings.Join(fdTargets(), " "))
 	p, done, err := newPeer()
 	if err != nil {
@@ -482,10 +482,18 @@ func survive(as, peerIP string, names []string, faultFile, restoreFile string) e
 	}
 	src.Dereg()
 	done()
-	if n := openFDs() - fdsBefore; n != 0 {
+	after := leak.Take()
+	if after.FDs != before.FDs {
 		fmt.Printf("FDS %s\n", strings.Join(fdTargets(), " "))
 	}
-	fmt.Printf("LEAKS fds=%d objects=%d kernel=%d\n", openFDs()-fdsBefore, leak.Count(), kernelTrouble())
+	var cobjects int64
+	for kind, n := range after.CObjects {
+		if d := n - before.CObjects[kind]; d != 0 {
+			fmt.Printf("COBJECTS %s %+d\n", kind, d)
+			cobjects += d
+		}
+	}
+	fmt.Printf("LEAKS fds=%d objects=%d cobjects=%d kernel=%d\n", after.FDs-before.FDs, after.Objects-before.Objects, cobjects, kernelTrouble())
 	return nil
 }
 
@@ -679,7 +687,6 @@ func classify(c *conn.Conn, err error) string {
 	return "other:" + strings.ReplaceAll(fmt.Sprint(err), " ", "_")
 }
 
-// openFDs counts the process's open file descriptors.
 // fdTargets lists the process's open fds and what they are.
 func fdTargets() []string {
 	ents, _ := os.ReadDir("/proc/self/fd")
@@ -689,21 +696,6 @@ func fdTargets() []string {
 		out = append(out, e.Name()+"="+t)
 	}
 	return out
-}
-
-// openFDs counts the process's open fds but those of the tools it runs
-// (ip, tc, dmesg: os/exec's pipes, /dev/null and pidfds come and go with
-// them, and were seen still open at the count after a link bounce).
-func openFDs() int {
-	n := 0
-	for _, e := range fdTargets() {
-		_, t, _ := strings.Cut(e, "=")
-		if strings.HasPrefix(t, "pipe:") || t == "anon_inode:[pidfd]" || t == "/dev/null" {
-			continue
-		}
-		n++
-	}
-	return n
 }
 
 // isClosed reports whether err is the other side's CLOSED.

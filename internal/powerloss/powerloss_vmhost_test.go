@@ -28,6 +28,7 @@ const (
 	controlRounds   = 5            // kill points of the negative control
 	casKillPoints   = 6            // kill points of the compare-and-swap test
 	casControl      = 3            // and of its negative control
+	writeOnlyRounds = 3            // kill points acknowledging on write completion, no flush
 	perRound        = 2000         // records a round may write
 	pmemSize        = 64 << 20     // the NVDIMM; perRound*RecordSize*rounds must fit
 	wireDelay       = "delay 20ms" // netem on each NIC: writes stay in flight
@@ -56,8 +57,9 @@ type roundResult struct {
 	survived map[uint32]bool // seqs the next server found valid
 }
 
-// phase runs rounds kill points with the client in mode (ack-on-flush or
-// ack-on-post) and returns each round's result.
+// phase runs rounds kill points with the client in mode (ack-on-flush,
+// ack-on-post, ack-on-write, cas-on-flush or cas-on-post) and returns
+// each round's result.
 func phase(t *testing.T, p *vm.Prepared, plnode, mode string, rounds int) []roundResult {
 	nv := filepath.Join(t.TempDir(), "nvdimm.img")
 	w, err := vm.NewWire(wireDelay)
@@ -220,6 +222,14 @@ func TestPowerLoss(t *testing.T) {
 	// Negative control: acknowledging at post time must lose records.
 	lost, _, _ = losses(t, "ack-on-post", phase(t, p, plnode, "ack-on-post", controlRounds), false)
 	require.Positive(t, lost, "the negative control lost nothing: the test cannot tell durable from not")
+	// Acknowledging on the write's completion, with no flush: wrong on
+	// a real platform (the data may sit in the target's caches or NIC),
+	// but on rxe the payload is placed before the ACK and the emulated
+	// NVDIMM has no cache, so this may lose nothing: the figure is
+	// published (doc/persistence.md), not asserted. The wire-level check
+	// of issue 12 is what can tell a missing flush here.
+	lost, _, acked := losses(t, "ack-on-write", phase(t, p, plnode, "ack-on-write", writeOnlyRounds), false)
+	t.Logf("ack-on-write (no flush): %d acknowledged, %d lost", acked, lost)
 
 	// Remote compare-and-swap, each flushed: an acknowledged counter value
 	// survives the power cut.

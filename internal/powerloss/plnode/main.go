@@ -219,7 +219,7 @@ func counterOffset(rounds, perRound, r int) int {
 
 func client(ip, mode string, rounds, perRound int) error {
 	switch mode {
-	case "ack-on-flush", "ack-on-post", "cas-on-flush", "cas-on-post":
+	case "ack-on-flush", "ack-on-post", "ack-on-write", "cas-on-flush", "cas-on-post":
 	default:
 		return fmt.Errorf("mode %q", mode)
 	}
@@ -257,7 +257,7 @@ func client(ip, mode string, rounds, perRound int) error {
 		if strings.HasPrefix(mode, "cas-") {
 			err = casRound(c, src, buf.Bytes(), r, rounds, perRound, mode == "cas-on-post")
 		} else {
-			err = writeRound(c, src, buf.Bytes(), uint32(r), perRound, mode == "ack-on-post")
+			err = writeRound(c, src, buf.Bytes(), uint32(r), perRound, mode)
 		}
 		fmt.Printf("BROKEN %d %v\n", r, err)
 		closeBounded(c)
@@ -281,7 +281,12 @@ func closeBounded(c *conn.Conn) {
 
 // writeRound writes records until the connection breaks; it keeps up to
 // window write+flush pairs in flight.
-func writeRound(c *conn.Conn, src *mr.Local, b []byte, round uint32, perRound int, ackOnPost bool) error {
+// writeRound writes round's records, each acknowledged (an ACK line) as
+// mode says: ack-on-flush when the flush that follows it completed (the
+// durable way), ack-on-post when posted (the negative control),
+// ack-on-write when its write completed, with no flush at all.
+func writeRound(c *conn.Conn, src *mr.Local, b []byte, round uint32, perRound int, mode string) error {
+	ackOnPost := mode == "ack-on-post"
 	rem, err := serverRegion(c)
 	if err != nil {
 		return err
@@ -295,8 +300,14 @@ func writeRound(c *conn.Conn, src *mr.Local, b []byte, round uint32, perRound in
 			off := next * powerloss.RecordSize
 			powerloss.Record{Round: round, Seq: uint32(next)}.Put(b[off:])
 			dst := powerloss.Offset(round, uint32(next), perRound)
-			if err := c.WriteAndFlush(rem, dst, src, off, powerloss.RecordSize,
-				rpma.FlushPersistent, rpma.CompletionAlways, uint64(next)); err != nil {
+			var err error
+			if mode == "ack-on-write" {
+				err = c.Write(rem, dst, src, off, powerloss.RecordSize, rpma.CompletionAlways, uint64(next))
+			} else {
+				err = c.WriteAndFlush(rem, dst, src, off, powerloss.RecordSize,
+					rpma.FlushPersistent, rpma.CompletionAlways, uint64(next))
+			}
+			if err != nil {
 				return err
 			}
 			if ackOnPost {

@@ -61,8 +61,13 @@ func Example() {
 			served <- err
 			return
 		}
-		defer c.Close()
-		served <- session.WaitForHangup(ctx, c) // the client does the rest
+		err = session.WaitForHangup(ctx, c) // the client does the rest
+		// Closed before saying so: the peer's Close below refuses
+		// while a connection on it is open.
+		if cerr := c.Close(); err == nil {
+			err = cerr
+		}
+		served <- err
 	}()
 
 	// The client: its source buffer, the connection and the server's region.

@@ -233,10 +233,9 @@ func (c *Conn) Disconnect() error {
 
 // Close mirrors rpma_conn_delete: it destroys the QP, the CQs, the CM id
 // and the event channel. A goroutine blocked in NextEvent returns an error
-// matching os.ErrClosed. Close is idempotent and nil-safe; errors of the
-// individual steps are aggregated. When a step fails, the connection
-// keeps what it could not destroy, is no longer usable, and Close may be
-// retried.
+// matching os.ErrClosed. Close is idempotent and nil-safe. When a step
+// fails, the connection keeps what it could not destroy, is no longer
+// usable, and Close may be retried.
 func (c *Conn) Close() error {
 	if c == nil || !c.beginClose() {
 		return nil
@@ -250,16 +249,16 @@ func (c *Conn) Close() error {
 	c.q.rcq.wake()
 	c.lock()
 	defer c.unlock()
-	var errs errList
-	// Before the QP: a bound window holds it.
-	errs.add(c.grants.revokeAll())
-	if errs.err() == nil {
-		errs.add(c.q.destroy(c.id))
+	// The windows before the QP (a bound window holds it), the queues
+	// before the id.
+	err := c.grants.revokeAll()
+	if err == nil {
+		err = c.q.destroy(c.id)
 	}
-	if errs.err() == nil {
-		errs.add(provider("conn_delete", c.id.Destroy()))
+	if err == nil {
+		err = provider("conn_delete", c.id.Destroy())
 	}
-	if err := errs.err(); err != nil {
+	if err != nil {
 		c.closeFailed() // what is left is destroyed by a retried Close
 		return err
 	}

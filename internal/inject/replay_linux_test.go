@@ -7,6 +7,8 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"path/filepath"
+	"regexp"
 	"sort"
 	"strings"
 	"sync"
@@ -168,6 +170,9 @@ func TestReplay(t *testing.T) {
 	startCounterpart(t, "serve", ip, e.servePort)
 	startCounterpart(t, "connect", ip, e.connectPort)
 	sites := ibv.InjectSites()
+	if n := sitesInSource(t); n != len(sites) {
+		t.Fatalf("the sources have %d injection sites, the list %d", n, len(sites))
+	}
 
 	// Warm up (librdmacm and libibverbs open process-wide files on
 	// first use), then take the baseline every run must return to.
@@ -232,6 +237,37 @@ func TestReplay(t *testing.T) {
 	if len(covered)+len(excluded) != len(sites) {
 		t.Errorf("covered %d + excluded %d != sites %d", len(covered), len(excluded), len(sites))
 	}
+}
+
+// sitesInSource counts the injection sites in the sources themselves:
+// the C sites (RPMA_INJECT(NAME) in internal/ibv) and the Go-side ones
+// (ibv.GoSiteX in internal/core), each use once.
+func sitesInSource(t *testing.T) int {
+	n := 0
+	for _, src := range []struct {
+		dir string
+		re  *regexp.Regexp
+	}{
+		{"../ibv", regexp.MustCompile(`RPMA_INJECT\([A-Z0-9_]+\)`)},
+		{"../core", regexp.MustCompile(`\bibv\.GoSite[A-Za-z0-9]+\b`)},
+	} {
+		files, err := os.ReadDir(src.dir)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, f := range files {
+			name := f.Name()
+			if strings.HasSuffix(name, "_test.go") || !(strings.HasSuffix(name, ".go") || strings.HasSuffix(name, ".h")) {
+				continue
+			}
+			b, err := os.ReadFile(filepath.Join(src.dir, name))
+			if err != nil {
+				t.Fatal(err)
+			}
+			n += len(src.re.FindAll(b, -1))
+		}
+	}
+	return n
 }
 
 // exclusion says why a site cannot be reached on this build and kernel,

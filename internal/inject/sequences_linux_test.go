@@ -79,6 +79,17 @@ func openPeer(e *env, s *scope) (*peer.Peer, error) {
 	return p, nil
 }
 
+// peerRegion opens a peer (openPeer) and registers 4 KiB with it for
+// usage: how most sequences begin.
+func peerRegion(e *env, s *scope, usage mr.Usage) (*peer.Peer, *mr.Local, error) {
+	p, err := openPeer(e, s)
+	if err != nil {
+		return nil, nil, err
+	}
+	m, err := region(p, s, 4096, usage)
+	return p, m, err
+}
+
 // region registers n bytes of fresh DRAM with p.
 func region(p *peer.Peer, s *scope, n int, usage mr.Usage) (*mr.Local, error) {
 	mem, err := pmem.Alloc(n)
@@ -110,11 +121,7 @@ func seqPeer(ctx context.Context, e *env, s *scope) error {
 }
 
 func seqMR(ctx context.Context, e *env, s *scope) error {
-	p, err := openPeer(e, s)
-	if err != nil {
-		return err
-	}
-	m, err := region(p, s, 4096, mr.UsageWriteDst|mr.UsageReadSrc|mr.UsageFlushPersistent)
+	_, m, err := peerRegion(e, s, mr.UsageWriteDst|mr.UsageReadSrc|mr.UsageFlushPersistent)
 	if err != nil {
 		return err
 	}
@@ -223,12 +230,18 @@ func hangup(c *conn.Conn) error {
 // opContext and checks it succeeded; completions of other operations it
 // polls on the way count as seen for later calls.
 func waitWC(ctx context.Context, q *cq.CQ, opContext uint64, seen map[uint64]bool) error {
+	return waitVia(ctx, q, q.Wait, opContext, seen)
+}
+
+// waitVia is waitWC with wait as the blocking wait (CQ.Wait, or a shared
+// channel's Conn.Wait).
+func waitVia(ctx context.Context, q *cq.CQ, wait func(context.Context) error, opContext uint64, seen map[uint64]bool) error {
 	wcs := make([]cq.WC, 4)
 	for !seen[opContext] {
 		n, err := q.GetWC(wcs)
 		switch {
 		case errors.Is(err, rpma.ErrNoCompletion):
-			if err := q.Wait(ctx); err != nil {
+			if err := wait(ctx); err != nil {
 				return err
 			}
 			continue
@@ -278,11 +291,7 @@ func dataPath(ctx context.Context, c *conn.Conn, local *mr.Local, remote *mr.Rem
 }
 
 func seqClient(ctx context.Context, e *env, s *scope) error {
-	p, err := openPeer(e, s)
-	if err != nil {
-		return err
-	}
-	local, err := region(p, s, 4096, mr.UsageWriteSrc|mr.UsageReadDst|mr.UsageSend|mr.UsageRecv)
+	p, local, err := peerRegion(e, s, mr.UsageWriteSrc|mr.UsageReadDst|mr.UsageSend|mr.UsageRecv)
 	if err != nil {
 		return err
 	}
@@ -306,11 +315,7 @@ func seqClient(ctx context.Context, e *env, s *scope) error {
 }
 
 func seqClientShared(ctx context.Context, e *env, s *scope) error {
-	p, err := openPeer(e, s)
-	if err != nil {
-		return err
-	}
-	local, err := region(p, s, 4096, mr.UsageWriteSrc|mr.UsageReadDst|mr.UsageSend|mr.UsageRecv)
+	p, local, err := peerRegion(e, s, mr.UsageWriteSrc|mr.UsageReadDst|mr.UsageSend|mr.UsageRecv)
 	if err != nil {
 		return err
 	}
@@ -333,7 +338,8 @@ func seqClientShared(ctx context.Context, e *env, s *scope) error {
 	if err := c.Write(remote, 64, local, 64, 64, rpma.CompletionAlways, 11); err != nil {
 		return err
 	}
-	if err := waitConn(ctx, c, 11); err != nil {
+	connWait := func(ctx context.Context) error { _, _, err := c.Wait(ctx); return err }
+	if err := waitVia(ctx, c.CQ(), connWait, 11, map[uint64]bool{}); err != nil {
 		return err
 	}
 	if _, err := c.GetRecvComp(ctx); err != nil {
@@ -349,41 +355,11 @@ func seqClientShared(ctx context.Context, e *env, s *scope) error {
 	return err
 }
 
-// waitConn waits with Conn.Wait (a shared channel) for the completion
-// of opContext on the main CQ.
-func waitConn(ctx context.Context, c *conn.Conn, opContext uint64) error {
-	wcs := make([]cq.WC, 4)
-	for {
-		n, err := c.CQ().GetWC(wcs)
-		if errors.Is(err, rpma.ErrNoCompletion) {
-			if _, _, err := c.Wait(ctx); err != nil {
-				return err
-			}
-			continue
-		}
-		if err != nil {
-			return err
-		}
-		for _, wc := range wcs[:n] {
-			if err := wc.Err(); err != nil {
-				return err
-			}
-			if wc.OpContext == opContext {
-				return nil
-			}
-		}
-	}
-}
-
 // seqClientPeerTimeout connects with a PeerTimeout and stays idle long
 // enough for the library to probe the other side (a zero-length write
 // from its timer), then writes.
 func seqClientPeerTimeout(ctx context.Context, e *env, s *scope) error {
-	p, err := openPeer(e, s)
-	if err != nil {
-		return err
-	}
-	local, err := region(p, s, 4096, mr.UsageWriteSrc|mr.UsageRecv)
+	p, local, err := peerRegion(e, s, mr.UsageWriteSrc|mr.UsageRecv)
 	if err != nil {
 		return err
 	}
@@ -406,11 +382,7 @@ func seqClientPeerTimeout(ctx context.Context, e *env, s *scope) error {
 }
 
 func seqClientSRQ(ctx context.Context, e *env, s *scope) error {
-	p, err := openPeer(e, s)
-	if err != nil {
-		return err
-	}
-	local, err := region(p, s, 4096, mr.UsageRecv|mr.UsageSend)
+	p, local, err := peerRegion(e, s, mr.UsageRecv|mr.UsageSend)
 	if err != nil {
 		return err
 	}

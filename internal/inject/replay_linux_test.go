@@ -241,7 +241,7 @@ func TestReplay(t *testing.T) {
 
 // sitesInSource counts the injection sites in the sources themselves:
 // the C sites (RPMA_INJECT(NAME) in internal/ibv) and the Go-side ones
-// (ibv.GoSiteX in internal/core), each use once.
+// (an ibv.GoSiteEpollCreate1 or a sibling in internal/core), each use once.
 func sitesInSource(t *testing.T) int {
 	n := 0
 	for _, src := range []struct {

@@ -141,9 +141,11 @@ func (c *Conn) TryNextEvent() (rpma.ConnEvent, error) { return c.core().TryNextE
 func (c *Conn) Disconnect() error { return c.core().Disconnect() }
 
 // Close mirrors rpma_conn_delete: it destroys the QP, the CQs, the CM id
-// (which disconnects a connection still up) and the event channel. Errors
-// of the individual steps are aggregated (go-multierror) and every step
-// runs regardless. Close is idempotent and nil-safe.
+// (which disconnects a connection still up) and the event channel. Close
+// is idempotent and nil-safe. When a destroy fails, Close returns its
+// error (matching rpma.ErrProvider, naming the call and its errno) and
+// the connection keeps what it could not destroy: it refuses every
+// operation, and calling Close again finishes the teardown.
 func (c *Conn) Close() error { return c.core().Close() }
 
 // PrivateData mirrors rpma_conn_get_private_data: a copy of the other

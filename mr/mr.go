@@ -160,8 +160,9 @@ func (m *Local) Advise(off, n int, advice Advice, flags uint32) error {
 	return m.core().Advise(off, n, int(advice), flags)
 }
 
-// Dereg mirrors rpma_mr_dereg (ibv_dereg_mr). As in librpma, m is gone
-// afterwards even if deregistration failed. It is idempotent and nil-safe.
+// Dereg mirrors rpma_mr_dereg (ibv_dereg_mr). When ibv_dereg_mr fails,
+// m stays registered (as librpma's region does), refuses every use, and
+// Dereg may be called again. It is idempotent and nil-safe.
 func (m *Local) Dereg() error { return m.core().Close() }
 
 // Close is Dereg.

@@ -88,6 +88,7 @@ func (p *Peer) Device() *Device { return (*Device)(p.core().Device()) }
 // from the peer are open (endpoints, connection requests, connections,
 // memory regions, SRQs) it
 // refuses with an error matching [rpma.ErrProvider] and EBUSY that names
-// how many there are, and the peer stays usable: close them first. Close
-// is idempotent and nil-safe.
+// how many there are, and the peer stays usable: close them first. When
+// ibv_dealloc_pd fails, the peer keeps its PD, refuses every use, and
+// Close may be called again. Close is idempotent and nil-safe.
 func (p *Peer) Close() error { return p.core().Close() }

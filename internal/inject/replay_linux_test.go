@@ -51,6 +51,20 @@ func (l *logBook) reset() {
 	l.mu.Unlock()
 }
 
+// await reports whether a message of the current run names call, waiting
+// up to d for it: an absorbed failure is logged by the goroutine that met
+// it (the asynchronous-event reader), maybe just after the run returned.
+func (l *logBook) await(call string, d time.Duration) bool {
+	for end := time.Now().Add(d); ; time.Sleep(10 * time.Millisecond) {
+		if l.saw(call) {
+			return true
+		}
+		if time.Now().After(end) {
+			return false
+		}
+	}
+}
+
 // saw reports whether a message of the current run names call.
 func (l *logBook) saw(call string) bool {
 	l.mu.Lock()
@@ -386,7 +400,7 @@ func inject(t *testing.T, seq sequence, e *env, pt point, base leak.Snapshot) ou
 		switch {
 		case !ok:
 			problems = append(problems, fmt.Sprintf("the injected %v of %s vanished: the sequence succeeded", f.errno, site.Call))
-		case !a.silent && !logs.saw(site.Call):
+		case !a.silent && !logs.await(site.Call, 5*time.Second):
 			problems = append(problems, fmt.Sprintf("the injected %v of %s was absorbed without a log line naming it", f.errno, site.Call))
 		}
 	default:

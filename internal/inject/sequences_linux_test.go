@@ -155,21 +155,23 @@ func seqDevinfo(ctx context.Context, e *env, s *scope) error {
 	return err
 }
 
-func seqSRQ(ctx context.Context, e *env, s *scope) error {
-	p, err := openPeer(e, s)
-	if err != nil {
-		return err
-	}
+// srqWithRecv creates an SRQ on p and posts one receive into m at off.
+func srqWithRecv(p *peer.Peer, s *scope, m *mr.Local, off int) (*srq.SRQ, error) {
 	q, err := srq.New(p, nil)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	s.add("srq", q.Close)
-	m, err := region(p, s, 4096, mr.UsageRecv)
+	return q, q.Recv(m, off, msgSize, 1)
+}
+
+func seqSRQ(ctx context.Context, e *env, s *scope) error {
+	p, m, err := peerRegion(e, s, mr.UsageRecv)
 	if err != nil {
 		return err
 	}
-	if err := q.Recv(m, 0, msgSize, 1); err != nil {
+	q, err := srqWithRecv(p, s, m, 0)
+	if err != nil {
 		return err
 	}
 	return q.RCQ().Resize(64)
@@ -386,12 +388,8 @@ func seqClientSRQ(ctx context.Context, e *env, s *scope) error {
 	if err != nil {
 		return err
 	}
-	q, err := srq.New(p, nil)
+	q, err := srqWithRecv(p, s, local, 1024)
 	if err != nil {
-		return err
-	}
-	s.add("srq", q.Close)
-	if err := q.Recv(local, 1024, msgSize, 1); err != nil {
 		return err
 	}
 	cfg := conn.DefaultConfig()

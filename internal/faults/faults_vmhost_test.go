@@ -185,6 +185,21 @@ func (sc scenario) run(t *testing.T) {
 	require.Zero(t, cobjects, "verbs and rdma_cm objects left after closing everything (its COBJECTS lines above)")
 }
 
+// connecting returns the scenario in which the survivor connects to a
+// lender that accepts: the lender is the server.
+func connecting(want map[string]expect, fault func(*testing.T, *vm.Machine, files)) scenario {
+	return scenario{survivorArgs: []string{"-as", "connect"}, lenderArgs: []string{"lend", "-accept", fmt.Sprint(len(want))},
+		want: want, fault: fault}
+}
+
+// accepting returns the scenario with the roles reversed: the survivor
+// accepts and the lender connects to it, the client fails and the server
+// survives.
+func accepting(want map[string]expect, fault func(*testing.T, *vm.Machine, files)) scenario {
+	return scenario{survivorArgs: []string{"-as", "accept"}, lenderArgs: []string{"lend-connect", "-peer", vm.NodeIP(1), "-conns", fmt.Sprint(len(want))},
+		survivorFirst: true, want: want, fault: fault}
+}
+
 // powerLoss kills the lender's VM: no disconnect reaches the survivor.
 func powerLoss(t *testing.T, lender *vm.Machine, f files) {
 	lender.Kill()
@@ -206,8 +221,7 @@ func TestServerVanishes(t *testing.T) {
 		"timeout-idle": peerTimedOut,
 		"retry7-after": never,
 	}
-	scenario{survivorArgs: []string{"-as", "connect"}, lenderArgs: []string{"lend", "-accept", fmt.Sprint(len(want))},
-		want: want, fault: powerLoss}.run(t)
+	connecting(want, powerLoss).run(t)
 }
 
 // TestClientVanishes: the connecting side's VM (RetryCount 7, lending its
@@ -221,8 +235,7 @@ func TestClientVanishes(t *testing.T) {
 		"timeout-idle":  peerTimedOut,
 		"ignored-after": never,
 	}
-	scenario{survivorArgs: []string{"-as", "accept"}, lenderArgs: []string{"lend-connect", "-peer", vm.NodeIP(1), "-conns", fmt.Sprint(len(want))},
-		survivorFirst: true, want: want, fault: powerLoss}.run(t)
+	accepting(want, powerLoss).run(t)
 }
 
 // TestServerProcessKilled: the lending process is killed (SIGKILL) while
@@ -232,11 +245,22 @@ func TestClientVanishes(t *testing.T) {
 func TestServerProcessKilled(t *testing.T) {
 	closed := expect{end: "closed", min: 0, max: 5 * time.Second}
 	want := map[string]expect{"closed-busy": closed, "closed-idle": closed}
-	scenario{survivorArgs: []string{"-as", "connect"}, lenderArgs: []string{"lend", "-accept", fmt.Sprint(len(want))},
-		want: want, fault: func(t *testing.T, _ *vm.Machine, f files) {
-			touch(t, f.die)
-			touch(t, f.fault)
-		}}.run(t)
+	connecting(want, processKill).run(t)
+}
+
+// processKill has the lending process kill itself (SIGKILL).
+func processKill(t *testing.T, _ *vm.Machine, f files) {
+	touch(t, f.die)
+	touch(t, f.fault)
+}
+
+// TestClientProcessKilled: TestServerProcessKilled with the roles
+// reversed. The connecting process is killed; the accepting side sees
+// CLOSED, busy or idle, within a few seconds, and frees the connections.
+func TestClientProcessKilled(t *testing.T) {
+	closed := expect{end: "closed", min: 0, max: 5 * time.Second}
+	want := map[string]expect{"closed-busy": closed, "closed-idle": closed}
+	accepting(want, processKill).run(t)
 }
 
 // cutFor is how long TestWireCut drops everything.
@@ -253,13 +277,28 @@ func TestWireCut(t *testing.T) {
 		"retry2-busy":  retryExceeded,
 		"resume-busy":  {end: "resumed", min: cutFor, max: cutFor + 5*time.Second},
 	}
-	scenario{survivorArgs: []string{"-as", "connect"}, lenderArgs: []string{"lend", "-accept", fmt.Sprint(len(want))},
-		want: want, fault: func(t *testing.T, _ *vm.Machine, f files) {
-			touch(t, f.cut)
-			touch(t, f.fault)
-			time.Sleep(cutFor)
-			touch(t, f.restore)
-		}}.run(t)
+	connecting(want, wireCut).run(t)
+}
+
+// wireCut drops both nodes' egress for cutFor.
+func wireCut(t *testing.T, _ *vm.Machine, f files) {
+	touch(t, f.cut)
+	touch(t, f.fault)
+	time.Sleep(cutFor)
+	touch(t, f.restore)
+}
+
+// TestWireCutAccepting: TestWireCut seen from the accepting side. With
+// PeerTimeout 2 s the server reports the connection lost, busy or idle;
+// without it (its retry count is the client's 7) the stream stalls and
+// resumes intact after the restore.
+func TestWireCutAccepting(t *testing.T) {
+	want := map[string]expect{
+		"timeout-busy": peerTimedOut,
+		"timeout-idle": peerTimedOut,
+		"resume-busy":  {end: "resumed", min: cutFor, max: cutFor + 5*time.Second},
+	}
+	accepting(want, wireCut).run(t)
 }
 
 // pollSlack: the nodes see the fault and restore files by polling them
@@ -301,17 +340,36 @@ func TestLossyWire(t *testing.T) {
 		"lossy-timeout10":    alive,
 		"lossy-retry2":       {end: "retry-exceeded", alt: "none", min: lossyPhase, max: alive.max},
 	}
-	scenario{survivorArgs: []string{"-as", "connect"}, lenderArgs: []string{"lend", "-accept", fmt.Sprint(len(want))},
-		want: want, fault: func(t *testing.T, _ *vm.Machine, f files) {
-			touch(t, f.fault)
-			for _, ph := range lossyPhases {
-				t.Logf("%v: %s", time.Now().Format("15:04:05.000"), ph)
-				setNetem(t, f, ph)
-				time.Sleep(lossyPhase)
-			}
-			setNetem(t, f, "")
-			touch(t, f.restore)
-		}}.run(t)
+	connecting(want, lossyWire).run(t)
+}
+
+// lossyWire runs the lossyPhases on both nodes' egress, then restores the
+// wire.
+func lossyWire(t *testing.T, _ *vm.Machine, f files) {
+	touch(t, f.fault)
+	for _, ph := range lossyPhases {
+		t.Logf("%v: %s", time.Now().Format("15:04:05.000"), ph)
+		setNetem(t, f, ph)
+		time.Sleep(lossyPhase)
+	}
+	setNetem(t, f, "")
+	touch(t, f.restore)
+}
+
+// TestLossyWireAccepting: TestLossyWire seen from the accepting side,
+// whose retry count is the client's (7): the same ends as there, but no
+// retry-count case (a server cannot set its own).
+func TestLossyWireAccepting(t *testing.T) {
+	lossy := time.Duration(len(lossyPhases)) * lossyPhase
+	alive := expect{end: "none", min: 40 * time.Second, max: 50 * time.Second}
+	want := map[string]expect{
+		"lossy-verify":       {end: "resumed", min: lossy - pollSlack, max: lossy + 20*time.Second},
+		"lossy-verify-ack":   {end: "resumed", min: lossy - pollSlack, max: lossy + 20*time.Second},
+		"lossy-timeout2":     {end: "peer-timeout", alt: "none", min: lossyPhase, max: alive.max},
+		"lossy-timeout2-ack": alive,
+		"lossy-timeout10":    alive,
+	}
+	accepting(want, lossyWire).run(t)
 }
 
 // linkDownFor is how long TestLinkDown keeps the link down.
@@ -334,12 +392,35 @@ func TestLinkDown(t *testing.T) {
 		"timeout-idle":  flushed,
 		"link-restored": {end: "flushed", min: linkDownFor - pollSlack, max: linkDownFor + 10*time.Second},
 	}
-	scenario{survivorArgs: []string{"-as", "connect"}, lenderArgs: []string{"lend", "-accept", fmt.Sprint(len(want))},
-		linkNode: "survivor", want: want, fault: func(t *testing.T, _ *vm.Machine, f files) {
-			touch(t, f.fault)
-			nextFile(t, f.link, "down")
-			time.Sleep(linkDownFor)
-			nextFile(t, f.link, "up")
-			touch(t, f.restore)
-		}}.run(t)
+	sc := connecting(want, linkDown)
+	sc.linkNode = "survivor"
+	sc.run(t)
+}
+
+// linkDown sets the link of the node with -link-file down for
+// linkDownFor, then up again.
+func linkDown(t *testing.T, _ *vm.Machine, f files) {
+	touch(t, f.fault)
+	nextFile(t, f.link, "down")
+	time.Sleep(linkDownFor)
+	nextFile(t, f.link, "up")
+	touch(t, f.restore)
+}
+
+// TestLinkDownAccepting: TestLinkDown on the accepting side: the
+// server's own link goes down. The same ends: requests outstanding are
+// flushed, an idle connection with a PeerTimeout is reported lost at its
+// next probe, one without learns it from its first write after the link
+// is back.
+func TestLinkDownAccepting(t *testing.T) {
+	flushed := expect{end: "flushed", min: 0, max: 5 * time.Second}
+	want := map[string]expect{
+		"link-verify":   flushed,
+		"timeout-busy":  flushed,
+		"timeout-idle":  flushed,
+		"link-restored": {end: "flushed", min: linkDownFor - pollSlack, max: linkDownFor + 10*time.Second},
+	}
+	sc := accepting(want, linkDown)
+	sc.linkNode = "survivor"
+	sc.run(t)
 }

@@ -5,6 +5,7 @@ package vm
 import (
 	"bytes"
 	"errors"
+	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -209,4 +210,40 @@ func TestRetryDownload(t *testing.T) {
 	})
 	require.ErrorContains(t, err, "2 attempts failed, the last: 404 Not Found")
 	require.Equal(t, 2, calls)
+}
+
+// TestCaptureSeesBothDirectionsOnce: datagrams between a wire's two ports
+// are captured once each, in order, with their sender; other loopback
+// traffic is not.
+func TestCaptureSeesBothDirectionsOnce(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("capturing on the loopback needs root (make test runs as root)")
+	}
+	w, err := NewWire("")
+	require.NoError(t, err)
+	var socks [2]*net.UDPConn
+	for i := range socks {
+		socks[i], err = net.ListenUDP("udp4", &net.UDPAddr{IP: net.IPv4(127, 0, 0, 1), Port: w.Ports[i]})
+		require.NoError(t, err)
+		defer socks[i].Close()
+	}
+	other, err := net.ListenUDP("udp4", &net.UDPAddr{IP: net.IPv4(127, 0, 0, 1)})
+	require.NoError(t, err)
+	defer other.Close()
+
+	c, err := w.Capture()
+	require.NoError(t, err)
+	send := func(from int, msg string) {
+		_, err := socks[from].WriteToUDP([]byte(msg), &net.UDPAddr{IP: net.IPv4(127, 0, 0, 1), Port: w.Ports[1-from]})
+		require.NoError(t, err)
+	}
+	send(0, "first")
+	_, err = other.WriteToUDP([]byte("not the wire"), socks[1].LocalAddr().(*net.UDPAddr))
+	require.NoError(t, err)
+	send(1, "second")
+	send(0, "third")
+	time.Sleep(300 * time.Millisecond)
+	frames, err := c.Stop()
+	require.NoError(t, err)
+	require.Equal(t, []Frame{{0, []byte("first")}, {1, []byte("second")}, {0, []byte("third")}}, frames)
 }

@@ -55,3 +55,27 @@ func Parse(b []byte) (Record, error) {
 	}
 	return Record{Round: binary.LittleEndian.Uint32(b[8:]), Seq: binary.LittleEndian.Uint32(b[12:])}, nil
 }
+
+// AckSize is the size of an acknowledgement the client writes to the
+// server (the wire check): magic u64, round u32, seq u32.
+const AckSize = 16
+
+// ackMagic marks an acknowledgement ("RPMAACK1" little-endian).
+const ackMagic = 0x314b_4341_414d_5052
+
+// PutAck writes the acknowledgement of record r into b[:AckSize].
+func (r Record) PutAck(b []byte) {
+	_ = b[AckSize-1]
+	binary.LittleEndian.PutUint64(b[0:], ackMagic)
+	binary.LittleEndian.PutUint32(b[8:], r.Round)
+	binary.LittleEndian.PutUint32(b[12:], r.Seq)
+}
+
+// ParseAck reads an acknowledgement from b, which must be exactly
+// AckSize bytes.
+func ParseAck(b []byte) (Record, bool) {
+	if len(b) != AckSize || binary.LittleEndian.Uint64(b) != ackMagic {
+		return Record{}, false
+	}
+	return Record{Round: binary.LittleEndian.Uint32(b[8:]), Seq: binary.LittleEndian.Uint32(b[12:])}, true
+}

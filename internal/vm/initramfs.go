@@ -31,6 +31,9 @@ var baseModules = []string{
 	"crc32_generic",
 	"virtio_pci", "virtio_console", "9pnet_virtio", "9p", "overlay",
 	"rdma_rxe", "rdma_ucm", "dummy", "veth", "virtio_net", "sch_netem",
+	// A prio qdisc and the u32 classifier: a test delays one kind of RoCE
+	// packet (internal/powerloss's wire check).
+	"sch_prio", "cls_u32",
 }
 
 // resolveModules lists, in load order and without duplicates, the module

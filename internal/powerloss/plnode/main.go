@@ -1,7 +1,7 @@
 // Command plnode is the program the power-loss test's VMs run.
 //
-//	plnode server -rounds R -per-round N
-//	plnode client -mode ack-on-flush|ack-on-post|cas-on-flush|cas-on-post -peer ADDR -rounds R -per-round N
+//	plnode server -rounds R -per-round N [-delay-read-responses D]
+//	plnode client -mode MODE -peer ADDR -rounds R -per-round N [-ack-to-server] [-exit-when-done]
 //
 // The server maps the VM's NVDIMM ($RPMA_TEST_PMEM, Device DAX), first
 // prints which records of earlier rounds it finds there ("HAVE round
@@ -12,8 +12,20 @@
 // "ROUND r", then writes numbered records, each followed by a persistent
 // flush, and prints "ACK r seq" when a record counts as acknowledged: when
 // its flush completes (ack-on-flush), or when it was posted (ack-on-post,
-// the negative control). When the connection breaks (the server lost
-// power) it goes on with the next round.
+// the negative control), when its write completed with no flush posted
+// (ack-on-write), or when its write completed with the flush posted but
+// not completed (ack-on-write-flushed). When the connection breaks (the
+// server lost power) it goes on with the next round.
+//
+// The wire check: with -ack-to-server the client also writes each
+// acknowledgement (powerloss.Record.PutAck) to a word after the server's
+// counters, so that a capture of the wire shows it; with -exit-when-done
+// it stops after a round's DONE (once its acknowledgements completed)
+// instead of probing until the server dies. The server's
+// -delay-read-responses D holds its RDMA READ responses (the emulated
+// flush's) for D at its egress (tc prio, netem, u32 on the BTH opcode),
+// so that an acknowledgement sent before the flush completed leaves the
+// client well before the flush's response leaves the server.
 //
 // The cas modes test remote compare-and-swap instead: each round has an
 // 8-byte counter (one per cache line, after the records), which the client
@@ -31,6 +43,7 @@ import (
 	"flag"
 	"fmt"
 	"os"
+	"os/exec"
 	"strings"
 	"time"
 
@@ -38,6 +51,7 @@ import (
 	"github.com/gorpma/rpma/cq"
 	"github.com/gorpma/rpma/ep"
 	"github.com/gorpma/rpma/internal/powerloss"
+	"github.com/gorpma/rpma/internal/roce"
 	"github.com/gorpma/rpma/mr"
 	"github.com/gorpma/rpma/peer"
 	"github.com/gorpma/rpma/pmem"
@@ -53,9 +67,15 @@ func main() {
 	fs := flag.NewFlagSet(os.Args[1], flag.ExitOnError)
 	rounds := fs.Int("rounds", 20, "rounds (kill points)")
 	perRound := fs.Int("per-round", 2000, "records a round may write")
-	mode := fs.String("mode", "ack-on-flush", "client: ack-on-flush, ack-on-post, cas-on-flush or cas-on-post")
+	mode := fs.String("mode", "ack-on-flush", "client: ack-on-flush, ack-on-post, ack-on-write, ack-on-write-flushed, cas-on-flush or cas-on-post")
 	peerIP := fs.String("peer", "", "client: the server's address")
+	fs.BoolVar(&ackToServer, "ack-to-server", false, "client: write each acknowledgement to the server too")
+	fs.BoolVar(&exitWhenDone, "exit-when-done", false, "client: stop after the first round's DONE")
+	delayReads := fs.Duration("delay-read-responses", 0, "server: hold RDMA READ responses this long at egress")
 	fs.Parse(os.Args[2:])
+	if *delayReads > 0 {
+		delayReadResponses(*delayReads)
+	}
 	var err error
 	switch os.Args[1] {
 	case "server":
@@ -68,6 +88,43 @@ func main() {
 	if err != nil {
 		fatal("plnode %s: %v", os.Args[1], err)
 	}
+}
+
+// The client's wire-check options (see the package comment).
+var ackToServer, exitWhenDone bool
+
+// delayReadResponses holds the node's outgoing RDMA READ responses (BTH
+// opcodes 0x0D-0x10, at byte 28 of an IPv4 packet without options: 20 of
+// IP, 8 of UDP) for d, and nothing else: a prio qdisc whose third band is
+// a netem delay, and u32 filters into it.
+func delayReadResponses(d time.Duration) {
+	tc := func(args ...string) {
+		if out, err := exec.Command(toolPath("tc"), args...).CombinedOutput(); err != nil {
+			fatal("tc %v: %v: %s", args, err, out)
+		}
+	}
+	tc("qdisc", "replace", "dev", "eth0", "root", "handle", "1:", "prio")
+	tc("qdisc", "add", "dev", "eth0", "parent", "1:3", "handle", "30:", "netem", "delay", d.String())
+	for op := roce.ReadResponseFirst; op <= roce.ReadResponseOnly; op++ {
+		tc("filter", "add", "dev", "eth0", "parent", "1:", "protocol", "ip", "prio", "1", "u32",
+			"match", "ip", "protocol", "17", "0xff",
+			"match", "ip", "dport", fmt.Sprint(roce.UDPPort), "0xffff",
+			"match", "u8", fmt.Sprintf("%#x", uint8(op)), "0xff", "at", "28",
+			"flowid", "1:3")
+	}
+}
+
+// toolPath finds a system tool (tc), also where PATH does not reach.
+func toolPath(name string) string {
+	if p, err := exec.LookPath(name); err == nil {
+		return p
+	}
+	for _, d := range []string{"/usr/sbin", "/sbin"} {
+		if _, err := os.Stat(d + "/" + name); err == nil {
+			return d + "/" + name
+		}
+	}
+	return name
 }
 
 func fatal(format string, args ...any) {
@@ -109,7 +166,7 @@ func server(rounds, perRound int) error {
 		return err
 	}
 	defer region.Close()
-	size := counterOffset(rounds, perRound, rounds)
+	size := ackOffset(rounds, perRound) + powerloss.RecordSize
 	if region.Len() < size {
 		return fmt.Errorf("%s holds %d bytes, the rounds need %d", path, region.Len(), size)
 	}
@@ -217,9 +274,13 @@ func counterOffset(rounds, perRound, r int) int {
 	return rounds*perRound*powerloss.RecordSize + r*powerloss.RecordSize
 }
 
+// ackOffset is where the client writes its acknowledgements (the wire
+// check): a cache line after the counters.
+func ackOffset(rounds, perRound int) int { return counterOffset(rounds, perRound, rounds) }
+
 func client(ip, mode string, rounds, perRound int) error {
 	switch mode {
-	case "ack-on-flush", "ack-on-post", "ack-on-write", "cas-on-flush", "cas-on-post":
+	case "ack-on-flush", "ack-on-post", "ack-on-write", "ack-on-write-flushed", "cas-on-flush", "cas-on-post":
 	default:
 		return fmt.Errorf("mode %q", mode)
 	}
@@ -243,8 +304,13 @@ func client(ip, mode string, rounds, perRound int) error {
 		return err
 	}
 	defer src.Dereg()
+	acks, err := mr.Reg(p, make([]byte, ackSlots*powerloss.AckSize), mr.UsageWriteSrc)
+	if err != nil {
+		return err
+	}
+	defer acks.Dereg()
 	cfg := conn.DefaultConfig()
-	cfg.SQSize, cfg.CQSize = 64, 64
+	cfg.SQSize, cfg.CQSize = 128, 128
 	// rxe retries forever with librpma's retry count of 7: a small count
 	// makes a dead server end the round with a failed completion.
 	cfg.RetryCount = 2
@@ -257,7 +323,12 @@ func client(ip, mode string, rounds, perRound int) error {
 		if strings.HasPrefix(mode, "cas-") {
 			err = casRound(c, src, buf.Bytes(), r, rounds, perRound, mode == "cas-on-post")
 		} else {
-			err = writeRound(c, src, buf.Bytes(), uint32(r), perRound, mode)
+			err = writeRound(c, src, buf.Bytes(), &acker{c: c, src: acks, off: ackOffset(rounds, perRound)}, uint32(r), perRound, mode)
+		}
+		if exitWhenDone && errors.Is(err, errDone) {
+			fmt.Println("FINISHED")
+			closeBounded(c)
+			return nil
 		}
 		fmt.Printf("BROKEN %d %v\n", r, err)
 		closeBounded(c)
@@ -279,39 +350,91 @@ func closeBounded(c *conn.Conn) {
 	}
 }
 
-// writeRound writes records until the connection breaks; it keeps up to
-// window write+flush pairs in flight.
-// writeRound writes round's records, each acknowledged (an ACK line) as
-// mode says: ack-on-flush when the flush that follows it completed (the
-// durable way), ack-on-post when posted (the negative control),
-// ack-on-write when its write completed, with no flush at all.
-func writeRound(c *conn.Conn, src *mr.Local, b []byte, round uint32, perRound int, mode string) error {
-	ackOnPost := mode == "ack-on-post"
+// Work request kinds, in the low two bits of a data-path opContext (the
+// record's seq above them).
+const (
+	wrRecord = iota // the record's last request: it leaves the window
+	wrWrite         // ack-on-write-flushed: the write, before its flush
+	wrAck           // an acknowledgement written to the server
+)
+
+// ackSlots is how many acknowledgements may be in flight to the server
+// (each has its own source bytes).
+const ackSlots = 64
+
+// errDone ends a round that wrote every record (-exit-when-done).
+var errDone = errors.New("round done")
+
+// acker acknowledges records: an ACK line and, with -ack-to-server, a
+// write of the acknowledgement to the server's word at off.
+type acker struct {
+	c           *conn.Conn
+	src         *mr.Local // ackSlots acknowledgements' source bytes
+	off         int
+	rem         *mr.Remote
+	outstanding int // acknowledgement writes not completed
+	next        int // the next slot of src
+}
+
+func (a *acker) ack(round, seq uint32) error {
+	fmt.Printf("ACK %d %d\n", round, seq)
+	if !ackToServer {
+		return nil
+	}
+	if a.outstanding == ackSlots {
+		return errors.New("every acknowledgement slot in flight")
+	}
+	slot := a.next % ackSlots * powerloss.AckSize
+	a.next++
+	powerloss.Record{Round: round, Seq: seq}.PutAck(a.src.Bytes()[slot:])
+	a.outstanding++
+	return a.c.Write(a.rem, a.off, a.src, slot, powerloss.AckSize, rpma.CompletionAlways, uint64(seq)<<2|wrAck)
+}
+
+// writeRound writes round's records, each acknowledged as mode says:
+// ack-on-flush when the flush that follows it completed (the durable
+// way), ack-on-post when posted (the negative control), ack-on-write when
+// its write completed, with no flush at all, ack-on-write-flushed when its
+// write completed, its flush posted but not completed. It keeps up to
+// window records in flight.
+func writeRound(c *conn.Conn, src *mr.Local, b []byte, a *acker, round uint32, perRound int, mode string) error {
 	rem, err := serverRegion(c)
 	if err != nil {
 		return err
 	}
-	const window = 16 // pairs: 32 of the 64 send-queue slots
+	a.rem, a.outstanding = rem, 0
+	const window = 16 // records: at most 32 requests, with the acknowledgements' 64 within SQSize
 	q := c.CQ()
 	wcs := make([]cq.WC, 32)
 	inflight, next := 0, 0
-	for next < perRound || inflight > 0 {
-		for inflight < window && next < perRound {
+	for next < perRound || inflight > 0 || a.outstanding > 0 {
+		// A batch of completions acknowledges up to len(wcs) records.
+		for inflight < window && next < perRound && a.outstanding <= ackSlots-len(wcs) {
 			off := next * powerloss.RecordSize
-			powerloss.Record{Round: round, Seq: uint32(next)}.Put(b[off:])
-			dst := powerloss.Offset(round, uint32(next), perRound)
+			seq := uint32(next)
+			powerloss.Record{Round: round, Seq: seq}.Put(b[off:])
+			dst := powerloss.Offset(round, seq, perRound)
+			ctx := uint64(seq) << 2
 			var err error
-			if mode == "ack-on-write" {
-				err = c.Write(rem, dst, src, off, powerloss.RecordSize, rpma.CompletionAlways, uint64(next))
-			} else {
+			switch mode {
+			case "ack-on-write":
+				err = c.Write(rem, dst, src, off, powerloss.RecordSize, rpma.CompletionAlways, ctx|wrRecord)
+			case "ack-on-write-flushed":
+				err = c.Write(rem, dst, src, off, powerloss.RecordSize, rpma.CompletionAlways, ctx|wrWrite)
+				if err == nil {
+					err = c.Flush(rem, dst, powerloss.RecordSize, rpma.FlushPersistent, rpma.CompletionAlways, ctx|wrRecord)
+				}
+			default:
 				err = c.WriteAndFlush(rem, dst, src, off, powerloss.RecordSize,
-					rpma.FlushPersistent, rpma.CompletionAlways, uint64(next))
+					rpma.FlushPersistent, rpma.CompletionAlways, ctx|wrRecord)
 			}
 			if err != nil {
 				return err
 			}
-			if ackOnPost {
-				fmt.Printf("ACK %d %d\n", round, next)
+			if mode == "ack-on-post" {
+				if err := a.ack(round, seq); err != nil {
+					return err
+				}
 			}
 			inflight++
 			next++
@@ -324,13 +447,27 @@ func writeRound(c *conn.Conn, src *mr.Local, b []byte, round uint32, perRound in
 			if err := wc.Err(); err != nil {
 				return err
 			}
-			if !ackOnPost {
-				fmt.Printf("ACK %d %d\n", round, wc.OpContext)
+			seq := uint32(wc.OpContext >> 2)
+			switch wc.OpContext & 3 {
+			case wrAck:
+				a.outstanding--
+			case wrWrite:
+				err = a.ack(round, seq)
+			case wrRecord:
+				inflight--
+				if mode == "ack-on-flush" || mode == "ack-on-write" {
+					err = a.ack(round, seq)
+				}
 			}
-			inflight--
+			if err != nil {
+				return err
+			}
 		}
 	}
 	fmt.Printf("DONE %d\n", round)
+	if exitWhenDone {
+		return errDone
+	}
 	return probeUntilBroken(c, rem, powerloss.Offset(round, 0, perRound), uint64(perRound))
 }
 

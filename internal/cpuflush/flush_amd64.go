@@ -55,4 +55,5 @@ func Flush(b []byte) {
 		return
 	}
 	C.rpma_flush_range(C.uintptr_t(uintptr(unsafe.Pointer(&b[0]))), C.uintptr_t(len(b)), kind)
+	observed(b)
 }

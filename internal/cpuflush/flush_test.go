@@ -22,3 +22,22 @@ func TestFlushKeepsData(t *testing.T) {
 		require.Equal(t, byte(i), b[i])
 	}
 }
+
+func TestObserveSeesEachRange(t *testing.T) {
+	if !Supported() {
+		t.Skip("no cache flush in this build")
+	}
+	b := make([]byte, 256)
+	var seen [][]byte
+	Observe(func(r []byte) { seen = append(seen, r) })
+	Flush(b[64:128])
+	Flush(b[:0]) // nothing written back, nothing reported
+	Flush(b[3:9])
+	Observe(nil)
+	Flush(b)
+	require.Len(t, seen, 2)
+	require.Same(t, &b[64], &seen[0][0])
+	require.Len(t, seen[0], 64)
+	require.Same(t, &b[3], &seen[1][0])
+	require.Len(t, seen[1], 6)
+}

@@ -29,6 +29,8 @@ const (
 	casKillPoints   = 6            // kill points of the compare-and-swap test
 	casControl      = 3            // and of its negative control
 	writeOnlyRounds = 3            // kill points acknowledging on write completion, no flush
+	gpspmKillPoints = 4            // kill points of the GPSPM test
+	gpspmControl    = 2            // and of its negative control (the server skips the persist)
 	perRound        = 2000         // records a round may write
 	pmemSize        = 64 << 20     // the NVDIMM; perRound*RecordSize*rounds must fit
 	wireDelay       = "delay 20ms" // netem on each NIC: writes stay in flight
@@ -55,18 +57,29 @@ func buildPlnode(t *testing.T) string {
 type roundResult struct {
 	acked    map[uint32]bool // seqs the client acknowledged
 	survived map[uint32]bool // seqs the next server found valid
+	// GPSPM: seqs the server answered after a write-back covering them
+	// (its log, read by the next server).
+	persisted map[uint32]bool
 }
 
 // phase runs rounds kill points with the client in mode (ack-on-flush,
-// ack-on-post, ack-on-write, cas-on-flush or cas-on-post) and returns
-// each round's result.
+// ack-on-post, ack-on-write, cas-on-flush, cas-on-post; gpspm, or
+// gpspm-skip-persist: the client in gpspm mode, the server skipping the
+// persist) and returns each round's result.
 func phase(t *testing.T, p *vm.Prepared, plnode, mode string, rounds int) []roundResult {
+	clientMode, serverArgs := mode, []string(nil)
+	switch mode {
+	case "gpspm":
+		serverArgs = []string{"-gpspm"}
+	case "gpspm-skip-persist":
+		clientMode, serverArgs = "gpspm", []string{"-gpspm", "-skip-persist"}
+	}
 	nv := filepath.Join(t.TempDir(), "nvdimm.img")
 	w, err := vm.NewWire(wireDelay)
 	require.NoError(t, err)
 	res := make([]roundResult, rounds)
 	for i := range res {
-		res[i] = roundResult{acked: map[uint32]bool{}, survived: map[uint32]bool{}}
+		res[i] = roundResult{acked: map[uint32]bool{}, survived: map[uint32]bool{}, persisted: map[uint32]bool{}}
 	}
 	args := []string{"-rounds", strconv.Itoa(rounds), "-per-round", strconv.Itoa(perRound)}
 
@@ -90,17 +103,23 @@ func phase(t *testing.T, p *vm.Prepared, plnode, mode string, rounds int) []roun
 		server, serverOut, s := vmtest.Boot(t, p, name, roundTimeout, func(stdout io.Writer) vm.Node {
 			return vm.Node{Index: 0, Wire: w, Stdout: stdout, Stderr: vmtest.LogWriter(t, name+" stderr"),
 				PMem: vm.PMem{Size: pmemSize, File: nv, Mode: "devdax"},
-				Argv: append([]string{plnode, "server"}, args...)}
-		}, "HAVE ", "READY")
-		// The fresh server first reports what survived of earlier rounds.
-		for ; s != "READY"; s = serverOut.Next(t, roundTimeout, "HAVE ", "READY") {
+				Argv: append(append([]string{plnode, "server"}, serverArgs...), args...)}
+		}, "HAVE ", "PERSISTED ", "READY")
+		// The fresh server first reports what survived of earlier rounds
+		// (and, GPSPM, what its predecessors persisted before answering).
+		for ; s != "READY"; s = serverOut.Next(t, roundTimeout, "HAVE ", "PERSISTED ", "READY") {
+			var kind string
 			var r uint32
 			var ranges string
-			_, err := fmt.Sscanf(s, "HAVE %d %s", &r, &ranges)
+			_, err := fmt.Sscanf(s, "%s %d %s", &kind, &r, &ranges)
 			require.NoError(t, err, s)
 			if int(r) < rounds {
+				into := res[r].survived
+				if kind == "PERSISTED" {
+					into = res[r].persisted
+				}
 				for _, seq := range parseRanges(t, ranges) {
-					res[r].survived[seq] = true
+					into[seq] = true
 				}
 			}
 		}
@@ -115,7 +134,7 @@ func phase(t *testing.T, p *vm.Prepared, plnode, mode string, rounds int) []roun
 			// stall address resolution at the start of a phase).
 			client, clientOut, round = vmtest.Boot(t, p, mode+" client", roundTimeout, func(stdout io.Writer) vm.Node {
 				return vm.Node{Index: 1, Wire: w, Stdout: stdout, Stderr: vmtest.LogWriter(t, mode+" client stderr"),
-					Argv: append([]string{plnode, "client", "-mode", mode, "-peer", vm.NodeIP(0)}, args...)}
+					Argv: append([]string{plnode, "client", "-mode", clientMode, "-peer", vm.NodeIP(0)}, args...)}
 			}, "ROUND ")
 		} else {
 			round = clientOut.Next(t, roundTimeout, "ROUND ")
@@ -237,4 +256,42 @@ func TestPowerLoss(t *testing.T) {
 	require.Zero(t, lost, "acknowledged counter values lost")
 	lost, _, _ = losses(t, "cas-on-post", phase(t, p, plnode, "cas-on-post", casControl), false)
 	require.Positive(t, lost, "the CAS negative control lost nothing: the test cannot tell durable from not")
+}
+
+// TestPowerLossGPSPM: the server persists each record on request and
+// answers (GPSPM). An acknowledged record survives the power cut, and the
+// server's log shows it written back before the answer. On rxe a record
+// the server forgot to persist survives anyway (no cache under TCG), so
+// the log is what must catch the negative control.
+func TestPowerLossGPSPM(t *testing.T) {
+	require.LessOrEqual(t, (gpspmKillPoints+1)*(perRound+1)*RecordSize*3, pmemSize)
+	plnode := buildPlnode(t)
+	p, err := vm.Prepare(vm.Config{Log: os.Stderr, Timeout: 30 * time.Minute})
+	require.NoError(t, err)
+
+	res := phase(t, p, plnode, "gpspm", gpspmKillPoints)
+	lost, _, _ := losses(t, "gpspm", res, true)
+	require.Zero(t, lost, "acknowledged GPSPM records lost")
+	require.Zero(t, unpersisted(t, "gpspm", res), "GPSPM records acknowledged without a write-back before the answer")
+	res = phase(t, p, plnode, "gpspm-skip-persist", gpspmControl)
+	lost, _, _ = losses(t, "gpspm-skip-persist", res, false)
+	t.Logf("gpspm-skip-persist: %d acknowledged records lost to the power cut", lost)
+	require.Positive(t, unpersisted(t, "gpspm-skip-persist", res), "a server that skips the persist was not caught")
+}
+
+// unpersisted counts, over a GPSPM phase, the acknowledged records whose
+// answer no write-back covering them preceded.
+func unpersisted(t *testing.T, mode string, rounds []roundResult) int {
+	n := 0
+	for r, rr := range rounds {
+		u := 0
+		for seq := range rr.acked {
+			if !rr.persisted[seq] {
+				u++
+			}
+		}
+		t.Logf("%s kill point %d: %d acknowledged, %d answered after their write-back, %d acknowledged without", mode, r, len(rr.acked), len(rr.persisted), u)
+		n += u
+	}
+	return n
 }

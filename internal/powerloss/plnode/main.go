@@ -1,6 +1,6 @@
 // Command plnode is the program the power-loss test's VMs run.
 //
-//	plnode server -rounds R -per-round N [-delay-read-responses D]
+//	plnode server -rounds R -per-round N [-gpspm [-skip-persist]] [-delay-read-responses D]
 //	plnode client -mode MODE -peer ADDR -rounds R -per-round N [-ack-to-server] [-exit-when-done]
 //
 // The server maps the VM's NVDIMM ($RPMA_TEST_PMEM, Device DAX), first
@@ -16,6 +16,9 @@
 // (ack-on-write), or when its write completed with the flush posted but
 // not completed (ack-on-write-flushed). When the connection breaks (the
 // server lost power) it goes on with the next round.
+//
+// With -mode gpspm the client writes each record and asks the server to
+// persist it (gpspm.go); the server needs -gpspm.
 //
 // The wire check: with -ack-to-server the client also writes each
 // acknowledgement (powerloss.Record.PutAck) to a word after the server's
@@ -44,12 +47,14 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"slices"
 	"strings"
 	"time"
 
 	"github.com/gorpma/rpma/conn"
 	"github.com/gorpma/rpma/cq"
 	"github.com/gorpma/rpma/ep"
+	"github.com/gorpma/rpma/internal/cpuflush"
 	"github.com/gorpma/rpma/internal/powerloss"
 	"github.com/gorpma/rpma/internal/roce"
 	"github.com/gorpma/rpma/mr"
@@ -71,6 +76,8 @@ func main() {
 	peerIP := fs.String("peer", "", "client: the server's address")
 	fs.BoolVar(&ackToServer, "ack-to-server", false, "client: write each acknowledgement to the server too")
 	fs.BoolVar(&exitWhenDone, "exit-when-done", false, "client: stop after the first round's DONE")
+	gpspm := fs.Bool("gpspm", false, "server: answer GPSPM flush requests (client: -mode gpspm)")
+	skipPersist := fs.Bool("skip-persist", false, "server, with -gpspm: answer without persisting (the negative control)")
 	delayReads := fs.Duration("delay-read-responses", 0, "server: hold RDMA READ responses this long at egress")
 	fs.Parse(os.Args[2:])
 	if *delayReads > 0 {
@@ -79,7 +86,7 @@ func main() {
 	var err error
 	switch os.Args[1] {
 	case "server":
-		err = server(*rounds, *perRound)
+		err = server(*rounds, *perRound, *gpspm, *skipPersist)
 	case "client":
 		err = client(*peerIP, *mode, *rounds, *perRound)
 	default:
@@ -156,7 +163,7 @@ func ranges(seqs []uint32) string {
 	return b.String()
 }
 
-func server(rounds, perRound int) error {
+func server(rounds, perRound int, gpspm, skipPersist bool) error {
 	ip, path := os.Getenv("RPMA_TEST_IP"), os.Getenv("RPMA_TEST_PMEM")
 	if ip == "" || path == "" {
 		return errors.New("needs RPMA_TEST_IP and RPMA_TEST_PMEM (run in rxevm -pmem)")
@@ -166,7 +173,7 @@ func server(rounds, perRound int) error {
 		return err
 	}
 	defer region.Close()
-	size := ackOffset(rounds, perRound) + powerloss.RecordSize
+	size := logOffset(rounds, perRound) + logSize(rounds, perRound)
 	if region.Len() < size {
 		return fmt.Errorf("%s holds %d bytes, the rounds need %d", path, region.Len(), size)
 	}
@@ -185,6 +192,13 @@ func server(rounds, perRound int) error {
 			have = append(have, uint32(v))
 		}
 		fmt.Printf("HAVE %d %s\n", r, ranges(have))
+	}
+	log := openLog(mem, logOffset(rounds, perRound))
+	if gpspm {
+		for r, seqs := range log.answeredPersisted(rounds, perRound) {
+			slices.Sort(seqs)
+			fmt.Printf("PERSISTED %d %s\n", r, ranges(slices.Compact(seqs)))
+		}
 	}
 
 	dev, err := peer.DeviceForAddress(ip, rpma.IbvContextLocal)
@@ -212,7 +226,26 @@ func server(rounds, perRound int) error {
 	fmt.Println("READY")
 
 	// One connection: a client that reconnects must find the next server.
-	req, err := e.NextConnReq(context.Background(), nil)
+	next := func(cfg *conn.Config) (*conn.ConnReq, error) { return e.NextConnReq(context.Background(), cfg) }
+	if gpspm {
+		msg, err := mr.Reg(p, make([]byte, gpspmMsgSize), mr.UsageSend|mr.UsageRecv)
+		if err != nil {
+			return err
+		}
+		defer msg.Dereg()
+		c, err := acceptGPSPM(next, msg, pdata)
+		if err != nil {
+			return err
+		}
+		e.Shutdown()
+		defer c.Close()
+		cpuflush.Observe(log.observe)
+		defer cpuflush.Observe(nil)
+		serveGPSPM(c, region, msg, log, skipPersist)
+		c.Disconnect()
+		return nil
+	}
+	req, err := next(nil)
 	if err != nil {
 		return err
 	}
@@ -280,7 +313,7 @@ func ackOffset(rounds, perRound int) int { return counterOffset(rounds, perRound
 
 func client(ip, mode string, rounds, perRound int) error {
 	switch mode {
-	case "ack-on-flush", "ack-on-post", "ack-on-write", "ack-on-write-flushed", "cas-on-flush", "cas-on-post":
+	case "ack-on-flush", "ack-on-post", "ack-on-write", "ack-on-write-flushed", "cas-on-flush", "cas-on-post", "gpspm":
 	default:
 		return fmt.Errorf("mode %q", mode)
 	}
@@ -310,7 +343,12 @@ func client(ip, mode string, rounds, perRound int) error {
 	}
 	defer acks.Dereg()
 	cfg := conn.DefaultConfig()
-	cfg.SQSize, cfg.CQSize = 128, 128
+	cfg.SQSize, cfg.CQSize, cfg.RQSize = 128, 128, gpspmWindow
+	msg, err := mr.Reg(p, make([]byte, gpspmMsgSize), mr.UsageSend|mr.UsageRecv)
+	if err != nil {
+		return err
+	}
+	defer msg.Dereg()
 	// rxe retries forever with librpma's retry count of 7: a small count
 	// makes a dead server end the round with a failed completion.
 	cfg.RetryCount = 2
@@ -320,10 +358,14 @@ func client(ip, mode string, rounds, perRound int) error {
 			return err
 		}
 		fmt.Printf("ROUND %d\n", r)
-		if strings.HasPrefix(mode, "cas-") {
+		a := &acker{c: c, src: acks, off: ackOffset(rounds, perRound)}
+		switch {
+		case strings.HasPrefix(mode, "cas-"):
 			err = casRound(c, src, buf.Bytes(), r, rounds, perRound, mode == "cas-on-post")
-		} else {
-			err = writeRound(c, src, buf.Bytes(), &acker{c: c, src: acks, off: ackOffset(rounds, perRound)}, uint32(r), perRound, mode)
+		case mode == "gpspm":
+			err = gpspmRound(c, src, buf.Bytes(), msg, a, uint32(r), perRound)
+		default:
+			err = writeRound(c, src, buf.Bytes(), a, uint32(r), perRound, mode)
 		}
 		if exitWhenDone && errors.Is(err, errDone) {
 			fmt.Println("FINISHED")

@@ -128,30 +128,8 @@ func Parse(b []byte) (Packet, error) {
 	}
 	pad := int(b[1]>>padCountShift) & padCountMask
 	rest := b[bthSize:]
-	var ext int // extension headers' bytes
-	if p.Opcode&rcServiceMask == 0 {
-		switch p.Opcode {
-		case WriteFirst, WriteOnly, ReadRequest, AtomicWrite:
-			ext = rethSize
-			p.HasRETH = true
-		case WriteOnlyImm:
-			ext = rethSize + immSize
-			p.HasRETH = true
-		case Flush:
-			ext = fethSize + rethSize
-			p.HasRETH = true
-		case SendLastImm, SendOnlyImm, WriteLastImm:
-			ext = immSize
-		case SendLastInvalidate, SendOnlyInvalidate:
-			ext = iethSize
-		case ReadResponseFirst, ReadResponseLast, ReadResponseOnly, Acknowledge:
-			ext = aethSize
-		case AtomicAcknowledge:
-			ext = aethSize + atomicAckETHSize
-		case CompareSwap, FetchAdd:
-			ext = atomicETHSize
-		}
-	}
+	ext, hasRETH := extensionSize(p.Opcode)
+	p.HasRETH = hasRETH
 	if len(rest) < ext+pad+icrcSize {
 		return Packet{}, fmt.Errorf("roce: opcode %#x: %d bytes after the BTH, shorter than its headers", p.Opcode, len(rest))
 	}
@@ -166,6 +144,70 @@ func Parse(b []byte) (Packet, error) {
 	}
 	p.Payload = rest[ext : len(rest)-pad-icrcSize]
 	return p, nil
+}
+
+// extensionSize returns the bytes of extension headers between the BTH
+// and the payload for op, and whether they include a RETH.
+func extensionSize(op Opcode) (int, bool) {
+	if op&rcServiceMask != 0 {
+		return 0, false
+	}
+	switch op {
+	case WriteFirst, WriteOnly, ReadRequest, AtomicWrite:
+		return rethSize, true
+	case WriteOnlyImm:
+		return rethSize + immSize, true
+	case Flush:
+		return fethSize + rethSize, true
+	case SendLastImm, SendOnlyImm, WriteLastImm:
+		return immSize, false
+	case SendLastInvalidate, SendOnlyInvalidate:
+		return iethSize, false
+	case ReadResponseFirst, ReadResponseLast, ReadResponseOnly, Acknowledge:
+		return aethSize, false
+	case AtomicAcknowledge:
+		return aethSize + atomicAckETHSize, false
+	case CompareSwap, FetchAdd:
+		return atomicETHSize, false
+	}
+	return 0, false
+}
+
+// Frame encodes p as an Ethernet frame (IPv4, UDP to port 4791), for
+// tests that need packets: the extension headers other than the RETH and
+// the ICRC are zeros, the addresses are unset.
+func (p Packet) Frame() []byte {
+	ext, hasRETH := extensionSize(p.Opcode)
+	pad := (4 - len(p.Payload)%4) % 4
+	n := bthSize + ext + len(p.Payload) + pad + icrcSize
+	b := make([]byte, ethHeaderSize+20+udpHeaderSize+n)
+	binary.BigEndian.PutUint16(b[12:], ipv4EtherType)
+	ip := b[ethHeaderSize:]
+	ip[0] = 0x45
+	binary.BigEndian.PutUint16(ip[2:], uint16(len(ip)))
+	ip[9] = ipProtoUDP
+	udp := ip[20:]
+	binary.BigEndian.PutUint16(udp[2:], UDPPort)
+	binary.BigEndian.PutUint16(udp[4:], uint16(len(udp)))
+	bth := udp[udpHeaderSize:]
+	bth[0] = byte(p.Opcode)
+	bth[1] = byte(pad << padCountShift)
+	binary.BigEndian.PutUint32(bth[4:], p.DestQP&destQPMask)
+	binary.BigEndian.PutUint32(bth[8:], p.PSN&psnMask)
+	if p.AckReq {
+		bth[8] |= ackRequestBit
+	}
+	if hasRETH {
+		reth := bth[bthSize+ext-rethSize:]
+		if p.Opcode == WriteOnlyImm {
+			reth = bth[bthSize:]
+		}
+		binary.BigEndian.PutUint64(reth, p.VA)
+		binary.BigEndian.PutUint32(reth[8:], p.RKey)
+		binary.BigEndian.PutUint32(reth[12:], p.DMALen)
+	}
+	copy(bth[bthSize+ext:], p.Payload)
+	return b
 }
 
 // PSNAfter reports whether PSN a comes after b in the 24-bit sequence

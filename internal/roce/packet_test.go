@@ -124,3 +124,17 @@ func TestPSNAfter(t *testing.T) {
 	require.True(t, PSNAfter(3, psnMask-3))
 	require.False(t, PSNAfter(psnMask-3, 3))
 }
+
+func TestFrameRoundTrip(t *testing.T) {
+	for _, p := range []Packet{
+		{Opcode: WriteOnly, DestQP: 0x11, PSN: 0xFFFFFF, AckReq: true, HasRETH: true, VA: 1 << 40, RKey: 5, DMALen: 3, Payload: []byte("abc")},
+		{Opcode: WriteOnlyImm, DestQP: 0x12, PSN: 7, HasRETH: true, VA: 64, RKey: 6, DMALen: 8, Payload: []byte("12345678")},
+		{Opcode: Flush, DestQP: 0x13, PSN: 8, HasRETH: true, VA: 128, RKey: 7, DMALen: 64, Payload: []byte{}},
+		{Opcode: ReadResponseOnly, DestQP: 0x14, PSN: 9, Payload: []byte("01234567")},
+		{Opcode: SendOnly, DestQP: 0x15, PSN: 10, Payload: []byte("hello")},
+	} {
+		got, err := ParseFrame(p.Frame())
+		require.NoError(t, err, "%#x", p.Opcode)
+		require.Equal(t, p, got, "%#x", p.Opcode)
+	}
+}

@@ -395,9 +395,9 @@ func closeBounded(c *conn.Conn) {
 // Work request kinds, in the low two bits of a data-path opContext (the
 // record's seq above them).
 const (
-	wrRecord = iota // the record's last request: it leaves the window
-	wrWrite         // ack-on-write-flushed: the write, before its flush
-	wrAck           // an acknowledgement written to the server
+	wrRecord = iota + 1 // the record's last request: it leaves the window
+	wrWrite             // ack-on-write-flushed: the write, before its flush
+	wrAck               // an acknowledgement written to the server
 )
 
 // ackSlots is how many acknowledgements may be in flight to the server

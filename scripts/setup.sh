@@ -9,7 +9,7 @@ packages=(
 	qemu-system-x86 busybox-static kmod xz-utils cpio iproute2
 	rdma-core ibverbs-providers ibverbs-utils rdmacm-utils
 	libibverbs-dev librdmacm-dev perftest librpma-dev ndctl
-	gcc pkg-config
+	gcc pkg-config debootstrap
 )
 # How old apt's lists may be before they are refreshed (seconds).
 max_list_age=${RXEVM_APT_MAX_AGE:-21600}

@@ -39,6 +39,15 @@
 //	-pmem-mode M    devdax (default: /dev/dax0.0) or fsdax (ext4 mounted
 //	                with -o dax at /mnt/pmem); RPMA_TEST_PMEM names it and
 //	                RPMA_TEST_PMEM_MODE says which
+//	-userspace NAME run the command in another Debian release's userspace:
+//	                debian13 (Debian 13: rdma-core 56, librpma 1.3,
+//	                perftest 25), built once with debootstrap from the
+//	                mirror apt uses and cached (about 250 MB); the guest
+//	                lays it over the host's root, so the host's files it
+//	                lacks (the project, Go) stay at their paths.
+//	                RPMA_TEST_USERSPACE names it ("host" without the flag)
+//	-print-include  with -userspace: print the directory of its rdma-core
+//	                headers (to build against them: CGO_CFLAGS=-I...), exit
 //
 // Two nodes: node 0 (the server side) is 192.0.2.1, node 1 (the client
 // side) 192.0.2.2, each with rxe0 on its eth0; the wire is a qemu UDP

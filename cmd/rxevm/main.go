@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"os"
 	"os/signal"
+	"strings"
 	"syscall"
 
 	"github.com/gorpma/rpma/internal/vm"
@@ -32,6 +33,8 @@ func hostMain() int {
 	fs.StringVar(&cfg.NetEm, "netem", "", "with -nodes 2: tc netem parameters for the wire, e.g. \"delay 5ms\"")
 	pmem := fs.String("pmem", "", "emulated NVDIMM on node 0: SIZE[,FILE], e.g. 256M")
 	fs.StringVar(&cfg.PMem.Mode, "pmem-mode", "devdax", "devdax (/dev/dax0.0) or fsdax (ext4 -o dax at "+vm.FsDAXMount+")")
+	fs.StringVar(&cfg.Userspace, "userspace", "", "run the command in another Debian userspace, built once with debootstrap and cached: "+strings.Join(vm.Userspaces(), ", ")+" (default: the host's)")
+	printInclude := fs.Bool("print-include", false, "with -userspace: build it if needed, print the directory of its rdma-core headers (for CGO_CFLAGS=-I...) and exit")
 	fs.BoolVar(&cfg.Verbose, "v", false, "show the boot console and preparation steps")
 	fs.Usage = func() {
 		fmt.Fprintf(fs.Output(), "usage: rxevm [flags] -- CMD [ARGS...] [:: NODE1-CMD [ARGS...]]\n")
@@ -48,6 +51,9 @@ func hostMain() int {
 		}
 		p.Mode = cfg.PMem.Mode
 		cfg.PMem = p
+	}
+	if *printInclude {
+		return printUserspaceInclude(cfg.Userspace)
 	}
 	cfg.Argv = fs.Args()
 	for i, a := range cfg.Argv {
@@ -70,4 +76,22 @@ func hostMain() int {
 		fmt.Fprintln(os.Stderr, err)
 	}
 	return code
+}
+
+// printUserspaceInclude prints where the userspace's rdma-core headers are.
+func printUserspaceInclude(name string) int {
+	if name == "" {
+		fmt.Fprintln(os.Stderr, "rxevm: -print-include needs -userspace")
+		return 2
+	}
+	dir, err := vm.CacheDir()
+	if err == nil {
+		var us *vm.UserspaceRoot
+		if us, err = vm.EnsureUserspace(dir, name, os.Stderr); err == nil {
+			fmt.Println(us.Include)
+			return 0
+		}
+	}
+	fmt.Fprintln(os.Stderr, "rxevm:", err)
+	return 1
 }

@@ -50,6 +50,7 @@ const (
 	EnvPMem        = "RPMA_TEST_PMEM"        // /dev/dax0.0 (devdax) or the FsDAX mount point
 	EnvPMemMode    = "RPMA_TEST_PMEM_MODE"   // devdax or fsdax
 	EnvInsideVM    = "RXEVM_GUEST"           // 1
+	EnvUserspace   = "RPMA_TEST_USERSPACE"   // the guest userspace: host, or a name of Userspaces
 	guestAgentFlag = "--rxevm-guest-agent"
 )
 
@@ -142,6 +143,10 @@ type Config struct {
 	NetEm string
 	// PMem gives node 0 an emulated NVDIMM.
 	PMem PMem
+	// Userspace runs the command in another Debian release's userspace
+	// (one of Userspaces, e.g. "debian13"), built once and cached; ""
+	// runs it in the host's.
+	Userspace string
 }
 
 func (c *Config) setDefaults() {

@@ -82,6 +82,13 @@ func guestRun(ctlDir string) (int, error) {
 	if err != nil {
 		return 0, err
 	}
+	chroot, userspace := "", "host"
+	if j.UserspaceRoot != "" {
+		if chroot, err = layUserspace(ctlDir); err != nil {
+			return 0, fmt.Errorf("userspace %s: %w", j.Userspace, err)
+		}
+		userspace = j.Userspace
+	}
 	var uts unix.Utsname
 	unix.Uname(&uts)
 	release := unix.ByteSliceToString(uts.Release[:])
@@ -112,6 +119,7 @@ func guestRun(ctlDir string) (int, error) {
 		EnvRequireRXE+"=1",
 		EnvTestKernel+"="+release,
 		EnvInsideVM+"=1",
+		EnvUserspace+"="+userspace,
 	)
 	if j.Node.PeerIP != "" {
 		env = append(env, EnvPeerIP+"="+j.Node.PeerIP)
@@ -124,7 +132,7 @@ func guestRun(ctlDir string) (int, error) {
 	if strings.Contains(prog, "/") && !filepath.IsAbs(prog) {
 		prog = filepath.Join(j.Dir, prog) // relative to the caller's directory
 	}
-	path, err := exec.LookPath(prog)
+	path, err := lookPathIn(chroot, prog)
 	if err != nil {
 		fmt.Fprintf(stderr, "rxevm: %v\n", err)
 		return 127, nil
@@ -133,7 +141,7 @@ func guestRun(ctlDir string) (int, error) {
 	cmd := &exec.Cmd{
 		Path: path, Args: j.Argv, Dir: j.Dir, Env: env,
 		Stdin: devnull, Stdout: stdout, Stderr: stderr,
-		SysProcAttr: &syscall.SysProcAttr{Setpgid: true},
+		SysProcAttr: &syscall.SysProcAttr{Setpgid: true, Chroot: chroot},
 	}
 	if err := cmd.Start(); err != nil {
 		fmt.Fprintf(stderr, "rxevm: %v\n", err)

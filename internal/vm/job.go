@@ -16,6 +16,10 @@ type job struct {
 	Env  []string `json:"env"`
 	// Node describes this VM's place on the (virtual) wire.
 	Node nodeSpec `json:"node"`
+	// Userspace names the guest userspace ("" for the host's) and
+	// UserspaceRoot is its root, which the guest lays over its own.
+	Userspace     string `json:"userspace,omitempty"`
+	UserspaceRoot string `json:"userspace_root,omitempty"`
 }
 
 // nodeSpec is one VM's identity: its network (a single VM puts rxe0 on a

@@ -25,6 +25,7 @@ type Prepared struct {
 	kernel *Kernel
 	initrd string
 	agent  string
+	us     *UserspaceRoot // nil: the host's userspace
 }
 
 // pmemModules are what a guest with an emulated NVDIMM loads besides the
@@ -77,6 +78,12 @@ func Prepare(cfg Config) (*Prepared, error) {
 	if err != nil {
 		return nil, err
 	}
+	var us *UserspaceRoot
+	if cfg.Userspace != "" {
+		if us, err = EnsureUserspace(cacheDir, cfg.Userspace, cfg.Log); err != nil {
+			return nil, err
+		}
+	}
 	agent, err := os.Executable()
 	if err == nil {
 		agent, err = filepath.EvalSymlinks(agent)
@@ -87,8 +94,12 @@ func Prepare(cfg Config) (*Prepared, error) {
 	if cfg.Verbose {
 		fmt.Fprintf(cfg.Log, "rxevm: kernel %s, initramfs %s, agent %s\n", k.Release, initrd, agent)
 	}
-	return &Prepared{cfg: cfg, qemu: qemu, kernel: k, initrd: initrd, agent: agent}, nil
+	return &Prepared{cfg: cfg, qemu: qemu, kernel: k, initrd: initrd, agent: agent, us: us}, nil
 }
+
+// Userspace is the guest userspace the prepared VMs run their command in
+// (nil: the host's).
+func (p *Prepared) Userspace() *UserspaceRoot { return p.us }
 
 // Kernel is the kernel the prepared VMs boot.
 func (p *Prepared) Kernel() *Kernel { return p.kernel }
@@ -186,6 +197,9 @@ func (p *Prepared) Start(n Node) (*Machine, error) {
 		}
 	}
 	j := &job{Argv: n.Argv, Dir: cfg.Dir, Env: cfg.Env, Node: spec}
+	if p.us != nil {
+		j.Userspace, j.UserspaceRoot = p.us.Name, p.us.Root
+	}
 	for name, data := range map[string]string{ctlAgent: p.agent, ctlTmpDir: cfg.TmpDir, ctlModules: modulesFor(spec)} {
 		if err := os.WriteFile(filepath.Join(m.runDir, name), []byte(data), 0o644); err != nil {
 			return nil, prepErr("run dir", err, "")
@@ -197,7 +211,11 @@ func (p *Prepared) Start(n Node) (*Machine, error) {
 	if m.st, err = newStreams(); err != nil {
 		return nil, prepErr("streams", err, "")
 	}
-	m.cmd = exec.Command(p.qemu, qemuArgs(cfg, p.kernel, p.initrd, m.runDir, &n)...)
+	usRoot := ""
+	if p.us != nil {
+		usRoot = p.us.Root
+	}
+	m.cmd = exec.Command(p.qemu, qemuArgs(cfg, p.kernel, p.initrd, m.runDir, usRoot, &n)...)
 	m.cmd.ExtraFiles = m.st.child
 	m.cmd.Stdout, m.cmd.Stderr = &m.qemuErr, &m.qemuErr
 	// Own process group: a terminal's ^C reaches rxevm, which forwards it

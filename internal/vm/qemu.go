@@ -57,7 +57,8 @@ func (s *streams) closeAll() {
 
 // qemuArgs builds the command line of one VM. Stream i is inherited as
 // fd 3+i (exec.Cmd.ExtraFiles).
-func qemuArgs(cfg *Config, k *Kernel, initrd, runDir string, n *Node) []string {
+// usRoot, if not "", is a userspace root to export as a fourth 9p share.
+func qemuArgs(cfg *Config, k *Kernel, initrd, runDir, usRoot string, n *Node) []string {
 	fd := func(i int) string { return strconv.Itoa(3 + i) }
 	machine, mem := "pc", strconv.Itoa(cfg.MemMiB)
 	if n.PMem.Size > 0 {
@@ -81,6 +82,9 @@ func qemuArgs(cfg *Config, k *Kernel, initrd, runDir string, n *Node) []string {
 		"-virtfs", "local,path=/,mount_tag=hostroot,security_model=none,readonly=on,multidevs=remap",
 		"-virtfs", "local,path=" + cfg.TmpDir + ",mount_tag=hosttmp,security_model=none,multidevs=remap",
 		"-virtfs", "local,path=" + runDir + ",mount_tag=rxevmctl,security_model=none",
+	}
+	if usRoot != "" {
+		args = append(args, "-virtfs", "local,path="+usRoot+",mount_tag="+userspaceTag+",security_model=none,readonly=on,multidevs=remap")
 	}
 	if n.PMem.Size > 0 {
 		args = append(args,

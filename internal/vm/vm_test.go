@@ -5,6 +5,7 @@ package vm
 import (
 	"bytes"
 	"errors"
+	"io"
 	"net"
 	"os"
 	"os/exec"
@@ -166,19 +167,48 @@ func TestParsePMem(t *testing.T) {
 func TestQemuArgs(t *testing.T) {
 	cfg := &Config{CPUs: 2, MemMiB: 2048, TmpDir: "/tmp"}
 	k := &Kernel{Dir: "/cache/k"}
-	args := strings.Join(qemuArgs(cfg, k, "/cache/initrd", "/tmp/run", &Node{}), " ")
+	args := strings.Join(qemuArgs(cfg, k, "/cache/initrd", "/tmp/run", "", &Node{}), " ")
 	require.Contains(t, args, "-nic none")
 	require.NotContains(t, args, "nvdimm")
 
 	w := &Wire{Ports: [2]int{4000, 4001}}
 	n := &Node{Index: 1, Wire: w, PMem: PMem{Size: 64 << 20, File: "/x/nv"}}
-	args = strings.Join(qemuArgs(cfg, k, "/cache/initrd", "/tmp/run", n), " ")
+	args = strings.Join(qemuArgs(cfg, k, "/cache/initrd", "/tmp/run", "", n), " ")
 	require.Contains(t, args, "udp=127.0.0.1:4000,localaddr=127.0.0.1:4001", "node 1 sends to node 0's port")
 	require.Contains(t, args, "mac=52:54:00:12:34:02")
 	require.Contains(t, args, "-machine pc,nvdimm=on")
 	require.Contains(t, args, "-m 2048,slots=2,maxmem=2112M")
 	require.Contains(t, args, "mem-path=/x/nv,size=67108864,align=2M")
 	require.NotContains(t, args, "-nic none")
+	require.NotContains(t, args, userspaceTag)
+
+	args = strings.Join(qemuArgs(cfg, k, "/cache/initrd", "/tmp/run", "/cache/us/root", &Node{}), " ")
+	require.Contains(t, args, "-virtfs local,path=/cache/us/root,mount_tag="+userspaceTag+",security_model=none,readonly=on")
+}
+
+func TestDebianURI(t *testing.T) {
+	for line, want := range map[string]string{
+		"deb http://deb.debian.org/debian bookworm main":                                "http://deb.debian.org/debian",
+		"deb [arch=amd64 signed-by=/k.gpg] http://mirror.example/debian/ bookworm main": "http://mirror.example/debian",
+		"URIs: http://deb.debian.org/debian":                                            "http://deb.debian.org/debian",
+		"deb http://security.debian.org/debian-security bookworm-security main":         "",
+		"URIs: http://deb.debian.org/debian-security":                                   "",
+		"# deb http://deb.debian.org/debian bookworm main":                              "",
+	} {
+		m := debianURI.FindStringSubmatch(line)
+		got := ""
+		if m != nil {
+			got = m[1]
+		}
+		require.Equal(t, want, got, line)
+	}
+}
+
+func TestUnknownUserspace(t *testing.T) {
+	_, err := EnsureUserspace(t.TempDir(), "debian99", io.Discard)
+	var pe *PrepareError
+	require.ErrorAs(t, err, &pe)
+	require.ErrorContains(t, err, "debian13")
 }
 
 func TestPreparePMemFile(t *testing.T) {

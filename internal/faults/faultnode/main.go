@@ -206,14 +206,23 @@ func netemWatcher(path, base string) {
 // size or stale bytes.
 func watchFile(path string, apply func(string)) {
 	for seq := 1; ; {
-		if b, err := os.ReadFile(fmt.Sprintf("%s.%d", path, seq)); err == nil {
+		watching.Lock() // the file's descriptor is open meanwhile
+		b, err := os.ReadFile(fmt.Sprintf("%s.%d", path, seq))
+		if err == nil {
 			apply(strings.TrimSpace(string(b)))
 			seq++
-			continue
 		}
-		time.Sleep(50 * time.Millisecond)
+		watching.Unlock()
+		if err != nil {
+			time.Sleep(50 * time.Millisecond)
+		}
 	}
 }
+
+// watching is held while a watcher has a file open: the leak counts take
+// it, so that they never count a watcher's descriptor (seen: a watcher
+// reading the host's last file as the count was taken).
+var watching sync.Mutex
 
 // toolPath finds a system tool (tc, ip, dmesg), also where PATH does not
 // reach.
@@ -400,7 +409,9 @@ func survive(as, peerIP string, names []string, faultFile, restoreFile string) e
 	}
 	done()
 	leak.Enable()
+	watching.Lock()
 	before := leak.Take()
+	watching.Unlock()
 	fmt.Printf("FDS-BEFORE %s\n", strings.Join(fdTargets(), " "))
 	p, done, err := newPeer()
 	if err != nil {
@@ -482,6 +493,7 @@ func survive(as, peerIP string, names []string, faultFile, restoreFile string) e
 	}
 	src.Dereg()
 	done()
+	watching.Lock() // and keep it: the watchers have nothing more to do
 	after := leak.Take()
 	if after.FDs != before.FDs {
 		fmt.Printf("FDS %s\n", strings.Join(fdTargets(), " "))

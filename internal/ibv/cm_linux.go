@@ -286,6 +286,7 @@ import "C"
 
 import (
 	"net/netip"
+	"sync"
 	"syscall"
 	"unsafe"
 )
@@ -305,6 +306,13 @@ var (
 // EventChannel is an rdma_cm event channel (struct rdma_event_channel).
 type EventChannel struct {
 	c *C.struct_rdma_event_channel
+	// ev is where GetEvent's crossing copies the event: C memory, so that
+	// a read allocates nothing (a Go struct with pointer fields passed to
+	// C escapes to the heap despite #cgo noescape: one allocation per
+	// read, seen on every blocking CQ.Wait, which reads the connection's
+	// events too). mu serializes its use.
+	mu sync.Mutex
+	ev *C.struct_rpma_cm_ev
 }
 
 // CreateEventChannel creates an event channel (rdma_create_event_channel).
@@ -314,8 +322,13 @@ func CreateEventChannel() (*EventChannel, error) {
 	if c == nil {
 		return nil, callError("rdma_create_event_channel", errnoOf(errno))
 	}
+	ev := (*C.struct_rpma_cm_ev)(C.calloc(1, C.size_t(unsafe.Sizeof(C.struct_rpma_cm_ev{}))))
+	if ev == nil {
+		C.rdma_destroy_event_channel(c)
+		return nil, callError("rdma_create_event_channel", syscall.ENOMEM)
+	}
 	objInc(ObjEventChannel)
-	return &EventChannel{c: c}, nil
+	return &EventChannel{c: c, ev: ev}, nil
 }
 
 // FD returns the channel's file descriptor, or -1 for a nil or destroyed
@@ -331,8 +344,10 @@ func (ch *EventChannel) FD() int {
 // acknowledges it (rdma_ack_cm_event), in one crossing. On a non-blocking
 // channel with no event it returns an error matching syscall.EAGAIN.
 func (ch *EventChannel) GetEvent() (CMEvent, error) {
-	var ev C.struct_rpma_cm_ev
-	if rc := C.rpma_cm_get_event(ch.c, &ev); rc != 0 {
+	ch.mu.Lock()
+	defer ch.mu.Unlock()
+	ev := ch.ev
+	if rc := C.rpma_cm_get_event(ch.c, ev); rc != 0 {
 		if rc == C.EAGAIN {
 			return CMEvent{}, errCMEventAgain
 		}
@@ -366,6 +381,10 @@ func (ch *EventChannel) Destroy() {
 	}
 	C.rdma_destroy_event_channel(ch.c)
 	ch.c = nil
+	ch.mu.Lock()
+	C.free(unsafe.Pointer(ch.ev))
+	ch.ev = nil
+	ch.mu.Unlock()
 	objDec(ObjEventChannel)
 }
 

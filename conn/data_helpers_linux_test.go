@@ -117,6 +117,15 @@ func tryNextWC(ctx context.Context, q *cq.CQ) (cq.WC, error) {
 	}
 }
 
+// flushOp is the opcode of c's flush completions: IBV_WC_FLUSH for a
+// native flush, IBV_WC_RDMA_READ for the emulated one (an RDMA read).
+func flushOp(c *conn.Conn) rpma.WCOpcode {
+	if c.NativeFlush() {
+		return rpma.WCFlush
+	}
+	return rpma.WCRDMARead
+}
+
 // okWC returns the next completion of q and checks it succeeded with op
 // and opContext.
 func okWC(t *testing.T, ctx context.Context, q *cq.CQ, op rpma.WCOpcode, opContext uint64) cq.WC {

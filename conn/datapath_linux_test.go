@@ -5,6 +5,7 @@ package conn_test
 import (
 	"bytes"
 	"fmt"
+	"syscall"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -12,6 +13,7 @@ import (
 	"github.com/gorpma/rpma/conn"
 	"github.com/gorpma/rpma/cq"
 	"github.com/gorpma/rpma/internal/rdmatest"
+	"github.com/gorpma/rpma/internal/rdmatest/fixture"
 	"github.com/gorpma/rpma/mr"
 	"github.com/gorpma/rpma/peer"
 	"github.com/gorpma/rpma/rpma"
@@ -33,7 +35,7 @@ func TestIntegrationWriteFlushRead(t *testing.T) {
 	copy(srcMem[100:], msg)
 	require.NoError(t, client.Write(rdst, 200, src, 100, len(msg), rpma.CompletionOnError, 1))
 	require.NoError(t, client.Flush(rdst, 200, len(msg), rpma.FlushVisibility, rpma.CompletionAlways, 2))
-	wc := okWC(t, ctx, client.CQ(), rpma.WCRDMARead, 2) // the emulated flush
+	wc := okWC(t, ctx, client.CQ(), flushOp(client), 2)
 	t.Logf("flush completion: %+v", wc)
 	require.Equal(t, msg, dstMem[200:200+len(msg)], "the bytes arrived")
 
@@ -46,7 +48,7 @@ func TestIntegrationWriteFlushRead(t *testing.T) {
 	msg2 := bytes.Repeat([]byte{0xA5}, 512)
 	copy(srcMem[2048:], msg2)
 	require.NoError(t, client.WriteAndFlush(rdst, 3000, src, 2048, len(msg2), rpma.FlushVisibility, rpma.CompletionAlways, 4))
-	okWC(t, ctx, client.CQ(), rpma.WCRDMARead, 4)
+	okWC(t, ctx, client.CQ(), flushOp(client), 4)
 	require.Equal(t, msg2, dstMem[3000:3000+len(msg2)])
 }
 
@@ -128,7 +130,7 @@ func TestIntegrationAtomicWrite(t *testing.T) {
 	require.Equal(t, ptr[:], dstMem[8:16])
 	require.Equal(t, data, dstMem[64:64+len(data)])
 	require.NoError(t, client.Flush(rdst, 8, 8, rpma.FlushVisibility, rpma.CompletionAlways, 4))
-	okWC(t, ctx, client.CQ(), rpma.WCRDMARead, 4)
+	okWC(t, ctx, client.CQ(), flushOp(client), 4)
 
 	// Overwrite with other bytes: all 8 change at once.
 	ptr2 := [8]byte{1, 2, 3, 4, 5, 6, 7, 8}
@@ -164,7 +166,7 @@ func TestIntegrationZeroLength(t *testing.T) {
 	require.NoError(t, client.Write(rdst, 64, src, 64, 0, rpma.CompletionAlways, 4))
 	okWC(t, ctx, q, rpma.WCRDMAWrite, 4)
 	require.NoError(t, client.Flush(rdst, 0, 0, rpma.FlushVisibility, rpma.CompletionAlways, 5))
-	okWC(t, ctx, q, rpma.WCRDMARead, 5)
+	okWC(t, ctx, q, flushOp(client), 5)
 	require.NoError(t, client.Broken())
 }
 
@@ -179,11 +181,25 @@ func TestIntegrationFlushMatrix(t *testing.T) {
 	ctx := testCtx(t)
 
 	usages := []mr.Usage{0, mr.UsageFlushVisibility, mr.UsageFlushPersistent, mr.UsageFlushVisibility | mr.UsageFlushPersistent}
+	// With native flush a persistent-flush usage asks the device for
+	// IBV_ACCESS_FLUSH_PERSISTENT, which rxe grants only on persistent
+	// memory: DRAM is refused, so those targets are Device DAX.
+	target := func(u mr.Usage) *mr.Local {
+		if !client.NativeFlush() || u&mr.UsageFlushPersistent == 0 {
+			m, _ := region(t, p, 4096, mr.UsageWriteDst|u)
+			return m
+		}
+		_, err := mr.Reg(p, make([]byte, 4096), mr.UsageWriteDst|u)
+		require.ErrorIs(t, err, rpma.ErrProvider, "rxe registers DRAM for a native persistent flush")
+		require.ErrorIs(t, err, syscall.EINVAL)
+		m, _ := fixture.DAXRegion(t, p, 4096, mr.UsageWriteDst|u)
+		return m
+	}
 	id := uint64(0)
 	for _, dw := range []bool{false, true} {
 		require.NoError(t, client.ApplyRemotePeerCfg(peer.Cfg{DirectWriteToPMem: dw}))
 		for _, u := range usages {
-			m, _ := region(t, p, 4096, mr.UsageWriteDst|u)
+			m := target(u)
 			r := remoteOf(t, m)
 			require.Equal(t, u, r.FlushUsage())
 			for _, typ := range []rpma.FlushType{rpma.FlushPersistent, rpma.FlushVisibility} {
@@ -204,7 +220,7 @@ func TestIntegrationFlushMatrix(t *testing.T) {
 					continue
 				}
 				require.NoError(t, err, name)
-				okWC(t, ctx, client.CQ(), rpma.WCRDMARead, id)
+				okWC(t, ctx, client.CQ(), flushOp(client), id)
 				t.Logf("%s: allowed", name)
 			}
 		}
@@ -242,7 +258,6 @@ func TestIntegrationArgumentChecks(t *testing.T) {
 		"read remote overflow":    client.Read(src, 0, rdst, size, 1, A, 1),
 		"read local overflow":     client.Read(src, size, rdst, 0, 1, A, 1),
 		"flush range overflow":    client.Flush(rdst, 4000, 97, rpma.FlushVisibility, A, 1),
-		"flush read past the end": client.Flush(rdst, size-4, 4, rpma.FlushVisibility, A, 1),
 		"flush unknown type":      client.Flush(rdst, 0, 8, rpma.FlushType(7), A, 1),
 		"send overflow":           client.Send(src, size-1, 2, A, 1),
 		"recv overflow":           client.Recv(src, 1, size, 1),
@@ -252,6 +267,16 @@ func TestIntegrationArgumentChecks(t *testing.T) {
 	} {
 		require.ErrorIs(t, err, rpma.ErrInvalidArgument, name)
 		t.Logf("%s: %v", name, err)
+	}
+	// The emulated flush reads 8 bytes at the flushed offset: a flush of
+	// the region's last 4 bytes would read past its end. A native flush
+	// reads nothing and may.
+	err := client.Flush(rdst, size-4, 4, rpma.FlushVisibility, A, 8)
+	if client.NativeFlush() {
+		require.NoError(t, err)
+		okWC(t, ctx, client.CQ(), rpma.WCFlush, 8)
+	} else {
+		require.ErrorIs(t, err, rpma.ErrInvalidArgument, "flush read past the end")
 	}
 	require.NoError(t, client.Broken())
 	require.NoError(t, client.Write(rdst, 0, src, 0, 8, A, 9))

@@ -6,6 +6,8 @@ import (
 	"errors"
 	"fmt"
 	"log"
+	"os"
+	"syscall"
 	"time"
 
 	"github.com/gorpma/rpma/conn"
@@ -40,13 +42,24 @@ func openPeer() (p *peer.Peer, closePeer func()) {
 }
 
 // register maps n bytes of DRAM and registers them for usage; unregister
-// undoes both.
+// undoes both. A device with native flush may register only persistent
+// memory for mr.UsageFlushPersistent (rxe does): then the bytes are the
+// test VM's NVDIMM (Device DAX at $RPMA_TEST_PMEM), in its last quarter.
 func register(p *peer.Peer, n int, usage mr.Usage) (m *mr.Local, unregister func()) {
 	mem, err := pmem.Alloc(n)
 	if err != nil {
 		log.Fatal(err)
 	}
-	m, err = mr.Reg(p, mem.Bytes(), usage)
+	b := mem.Bytes()
+	m, err = mr.Reg(p, b, usage)
+	if err != nil && usage&mr.UsageFlushPersistent != 0 && errors.Is(err, syscall.EINVAL) {
+		mem.Close()
+		if mem, err = pmem.Map(os.Getenv("RPMA_TEST_PMEM"), 0); err != nil {
+			log.Fatal(err)
+		}
+		b = mem.Bytes()[mem.Len()*3/4:][:n]
+		m, err = mr.Reg(p, b, usage)
+	}
 	if err != nil {
 		log.Fatal(err)
 	}

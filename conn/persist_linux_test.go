@@ -55,7 +55,7 @@ func TestIntegrationFlushPersistent(t *testing.T) {
 	off := 1 << 20
 	require.NoError(t, client.Write(rdst, off, src, 0, len(data), rpma.CompletionOnError, 1))
 	require.NoError(t, client.Flush(rdst, off, len(data), rpma.FlushPersistent, rpma.CompletionAlways, 2))
-	okWC(t, ctx, client.CQ(), rpma.WCRDMARead, 2)
+	okWC(t, ctx, client.CQ(), flushOp(client), 2)
 	require.Equal(t, data, target.Bytes()[off:off+len(data)])
 	require.NoError(t, target.Persist(off, len(data)))
 	t.Logf("%d bytes flushed to persistence in %s memory", len(data), target.Kind())

@@ -201,7 +201,7 @@ func TestIntegrationUnsignaledRun(t *testing.T) {
 	// The queue may still be full of the run's last writes: the flush
 	// waits for room like any post.
 	post(func() error { return client.Flush(rdst, 0, 500, rpma.FlushVisibility, rpma.CompletionAlways, 7) })
-	okWC(t, ctx, client.CQ(), rpma.WCRDMARead, 7)
+	okWC(t, ctx, client.CQ(), flushOp(client), 7)
 	_, err := client.CQ().GetWC(wcs[:])
 	require.ErrorIs(t, err, rpma.ErrNoCompletion)
 	require.Equal(t, srcMem[:500], dstMem[:500])

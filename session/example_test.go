@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"log"
+	"os"
 	"time"
 
 	"github.com/gorpma/rpma/ep"
@@ -20,9 +21,13 @@ import (
 // a real machine use an address of a netdev with an RDMA device, the
 // server's on both sides.
 //
-// DRAM stands in for persistent memory here: a real server maps it with
-// pmem.Map and declares DirectWriteToPMem only where its platform writes
-// RDMA data straight into the persistence domain.
+// The server's memory is persistent memory where the machine has some
+// (serverMemory maps the test VM's NVDIMM, Device DAX, with pmem.Map) and
+// DRAM standing in for it elsewhere; a device with native flush (rxe from
+// Linux 6.2, with rdma-core 45 or later) registers only persistent memory
+// for a persistent flush. A real server declares DirectWriteToPMem only
+// where its platform writes RDMA data straight into the persistence
+// domain.
 func Example() {
 	const addr = "192.0.2.1"
 	dev, err := peer.DeviceForAddress(addr, rpma.IbvContextLocal)
@@ -39,12 +44,9 @@ func Example() {
 	defer cancel()
 
 	// The server's memory, offered for writes and persistent flushes.
-	logMem, err := pmem.Alloc(1 << 20)
-	if err != nil {
-		log.Fatal(err)
-	}
-	defer logMem.Close()
-	logMR, err := mr.Reg(p, logMem.Bytes(), mr.UsageWriteDst|mr.UsageFlushPersistent|mr.UsageFlushVisibility)
+	logMem, release := serverMemory(1 << 20)
+	defer release()
+	logMR, err := mr.Reg(p, logMem, mr.UsageWriteDst|mr.UsageFlushPersistent|mr.UsageFlushVisibility)
 	if err != nil {
 		log.Fatal(err)
 	}
@@ -97,9 +99,26 @@ func Example() {
 	if err := <-served; err != nil {
 		log.Fatal(err)
 	}
-	fmt.Printf("the server has %q\n", logMem.Bytes()[:n])
+	fmt.Printf("the server has %q\n", logMem[:n])
 	// Device output:
 	// the server has "record 1: durable once WriteAndPersist returns"
+}
+
+// serverMemory returns n bytes of persistent memory, in the last quarter of
+// the test VM's NVDIMM, where it is Device DAX ($RPMA_TEST_PMEM), else of
+// DRAM; release unmaps them.
+func serverMemory(n int) (mem []byte, release func()) {
+	var r *pmem.Region
+	var err error
+	if os.Getenv("RPMA_TEST_PMEM_MODE") == "devdax" {
+		if r, err = pmem.Map(os.Getenv("RPMA_TEST_PMEM"), 0); err == nil {
+			return r.Bytes()[r.Len()*3/4:][:n], func() { r.Close() }
+		}
+	} else if r, err = pmem.Alloc(n); err == nil {
+		return r.Bytes(), func() { r.Close() }
+	}
+	log.Fatal(err)
+	return nil, nil
 }
 
 // The private data Accept sends, byte for byte: librpma's examples'

@@ -52,6 +52,9 @@ const (
 	msgMemlock              = "registering %d bytes pins them, and pinned memory counts against the locked-memory limit " +
 		"(RLIMIT_MEMLOCK, %d bytes for this process) unless the process has CAP_IPC_LOCK: raise the limit " +
 		"(ulimit -l, LimitMEMLOCK= of a systemd unit, memlock in /etc/security/limits.conf) or grant CAP_IPC_LOCK"
+	msgFlushPersistentMemory = "length=%d, access=0x%x: with native flush a persistent flush usage asks for " +
+		"IBV_ACCESS_FLUSH_PERSISTENT, which the device may grant only on persistent memory (rxe does): " +
+		"register persistent memory (pmem.Map of Device DAX) for mr.UsageFlushPersistent, or DRAM for mr.UsageFlushVisibility only"
 )
 
 // UsageToAccess is librpma's rpma_peer_usage2access: the IBV_ACCESS_*
@@ -181,6 +184,11 @@ func regMR(p *Peer, b []byte, usage int) (*MR, error) {
 			// The kernel refuses to pin more than RLIMIT_MEMLOCK
 			// without CAP_IPC_LOCK (ib_umem_get), with ENOMEM.
 			return nil, providerMsg("mr_reg", err, msgMemlock, len(b), limit)
+		}
+		if access&ibv.AccessFlushPersistent != 0 && errors.Is(err, syscall.EINVAL) {
+			// rxe (and the specification's rule for the access flag)
+			// grants a native persistent flush only on persistent memory.
+			return nil, providerMsg("mr_reg", err, msgFlushPersistentMemory, len(b), access)
 		}
 		return nil, providerMsg("mr_reg", err, "length=%d, access=0x%x", len(b), access)
 	}

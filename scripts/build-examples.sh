@@ -1,11 +1,13 @@
 #!/usr/bin/env bash
-# Builds every bundled example into bin/examples: examples/NAME/main.go as
-# NAME, examples/NAME/{server,client}/main.go as NAME-server, NAME-client.
+# Builds every bundled example into bin/examples (or the directory given
+# as the first argument): examples/NAME/main.go as NAME,
+# examples/NAME/{server,client}/main.go as NAME-server, NAME-client.
 # Used by `make demo` and by `make test` before the VM tiers (the examples'
-# integration test runs the binaries inside the VM).
+# integration test runs the binaries inside the VM, from $RPMA_EXAMPLES_BIN
+# or bin/examples); go build sees the caller's GOFLAGS and CGO_CFLAGS.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-bin=bin/examples
+bin=${1:-bin/examples}
 mkdir -p "$bin"
 for d in examples/*/; do
 	name=$(basename "$d")

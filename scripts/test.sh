@@ -8,6 +8,12 @@
 #   vm-6.1   the same on the 6.1 kernel (atomic write emulated), with the
 #            NVDIMM as FsDAX (ext4 -o dax); each VM tier also runs the
 #            fault-injection replay (internal/inject, tag rpma_inject);
+#   vm-6.12-debian13
+#            the same packages on 6.12 in a Debian 13 userspace (rdma-core
+#            56, librpma 1.3; rxevm -userspace debian13), the library built
+#            with native flush against its headers: native RDMA FLUSH and
+#            atomic write, and interop with librpma 1.3 (without -race:
+#            the other tiers have it);
 #   vmhost   tests that boot VMs themselves (build tag vmhost), on the host:
 #            the harness's own tests and the power-loss test.
 # Every tier runs even if an earlier one failed; the last line sums them.
@@ -51,6 +57,18 @@ vm() {
 		go test -tags rpma_inject -exec "$exec" -count=1 -timeout 10m -json ./internal/inject/
 	} 2>&1 | "$summary" -tier "vm-$kernel" -no-skips -tally "$tally"
 }
+vm_debian13() ( # a subshell: its exports stay here
+	local inc
+	inc=$("$root/bin/rxevm" -userspace debian13 -print-include) || return 1
+	local exec="$root/bin/rxevm -kernel 6.12 -userspace debian13 -pmem 256M -pmem-mode devdax --"
+	# The examples too are built with native flush: the interop test pairs
+	# them with librpma 1.3, which flushes natively on this device.
+	export CGO_CFLAGS="-O2 -g -I$inc" GOFLAGS=-tags=rpma_native_flush
+	bash scripts/build-examples.sh bin/examples-native || return 1
+	RPMA_EXAMPLES_BIN=$root/bin/examples-native RPMA_TEST_REQUIRE_PMEM=1 \
+		go test -exec "$exec" -count=1 -timeout 20m -json "${vm_pkgs[@]}" 2>&1 |
+		"$summary" -tier vm-6.12-debian13 -no-skips -tally "$tally"
+)
 vmhost() {
 	# One package at a time: the harness tests and the power-loss test each
 	# boot VMs, and two VMs per core make TCG crawl.
@@ -58,7 +76,7 @@ vmhost() {
 		"$summary" -tier vmhost -no-skips -tally "$tally"
 }
 
-only=${RPMA_TEST_TIERS:-lint host vm-6.12 vm-6.1 vmhost}
+only=${RPMA_TEST_TIERS:-lint host vm-6.12 vm-6.1 vm-6.12-debian13 vmhost}
 
 # Prepare each kernel's VM (download, initramfs) once, before the tiers: a
 # download that fails for good is then one clear error here, not a test
@@ -70,12 +88,20 @@ case " $only " in *" vm-"* | *" vmhost "*)
 	done
 	;;
 esac
+case " $only " in *" vm-6.12-debian13 "*)
+	echo "=== preparing the Debian 13 userspace"
+	start=$SECONDS
+	bin/rxevm -userspace debian13 -print-include || { echo "rxevm: could not prepare the Debian 13 userspace" >&2; status=1; }
+	echo "=== the Debian 13 userspace took $((SECONDS - start))s"
+	;;
+esac
 for t in $only; do
 	case $t in
 	lint) tier lint bash scripts/lint.sh ;;
 	host) tier host host ;;
 	vm-6.12) tier "$t" vm 6.12 devdax ;;
 	vm-6.1) tier "$t" vm 6.1 fsdax ;;
+	vm-6.12-debian13) tier "$t" vm_debian13 ;;
 	vmhost) tier vmhost vmhost ;;
 	*) echo "unknown tier $t" >&2; status=1 ;;
 	esac

@@ -134,6 +134,11 @@ func (sc scenario) run(t *testing.T) {
 			return vm.Node{Index: index, Wire: w, Stdout: stdout, Stderr: vmtest.LogWriter(t, name+" stderr"), Argv: argv}
 		}, prefixes...)
 		t.Cleanup(m.Close)
+		t.Cleanup(func() { // before Close: a failed test shows the guest's kernel log
+			if t.Failed() {
+				t.Logf("%s: guest dmesg:\n%s", name, m.Dmesg(10*time.Second))
+			}
+		})
 		return m, out
 	}
 	var lender *vm.Machine

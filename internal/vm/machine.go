@@ -289,6 +289,18 @@ func (m *Machine) dumpDmesg(d time.Duration) {
 	}
 }
 
+// Dmesg returns the guest's kernel log: a fresh dump from a running guest
+// (waiting up to d for it), else what the guest left, else the console.
+// For tests that show both guests' logs when they fail.
+func (m *Machine) Dmesg(d time.Duration) string {
+	select {
+	case <-m.done:
+	default:
+		m.dumpDmesg(d)
+	}
+	return m.dmesgText()
+}
+
 // Elapsed is how long the VM ran (so far).
 func (m *Machine) Elapsed() time.Duration { return time.Since(m.start) }
 

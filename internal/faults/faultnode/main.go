@@ -397,6 +397,8 @@ type survivor struct {
 	base int // where its blocks are, in src and in the remote region: its own, as cases share both
 
 	restored <-chan struct{} // closed when the fault is over (verify)
+	kill     <-chan struct{} // closed when the fault began
+	killAt   *time.Time      // when the fault began, set before kill closes
 }
 
 func survive(as, peerIP string, names []string, faultFile, restoreFile string) error {
@@ -478,6 +480,7 @@ func survive(as, peerIP string, names []string, faultFile, restoreFile string) e
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
+			s.kill, s.killAt = kill, &killAt
 			end := s.run(kill)
 			<-kill
 			mu.Lock()
@@ -505,8 +508,27 @@ func survive(as, peerIP string, names []string, faultFile, restoreFile string) e
 			cobjects += d
 		}
 	}
+	fmt.Printf("COUNTERS %s\n", rxeCounters())
 	fmt.Printf("LEAKS fds=%d objects=%d cobjects=%d kernel=%d\n", after.FDs-before.FDs, after.Objects-before.Objects, cobjects, kernelTrouble())
 	return nil
+}
+
+// rxeCounters returns rxe0's non-zero hardware counters (retries, timeouts,
+// duplicate and out-of-sequence packets: what the wire did), as name=value.
+func rxeCounters() string {
+	const dir = "/sys/class/infiniband/rxe0/ports/1/hw_counters"
+	ents, err := os.ReadDir(dir)
+	if err != nil {
+		return "unreadable:" + strings.ReplaceAll(err.Error(), " ", "_")
+	}
+	var out []string
+	for _, e := range ents {
+		b, err := os.ReadFile(dir + "/" + e.Name())
+		if v := strings.TrimSpace(string(b)); err == nil && v != "0" {
+			out = append(out, e.Name()+"="+v)
+		}
+	}
+	return strings.Join(out, " ")
 }
 
 // kernelProblem matches the kernel's reports of its own bugs: WARN_ON,
@@ -644,6 +666,17 @@ func (s *survivor) verify(ctx context.Context) ending {
 	mem := s.src.Bytes()[s.base : s.base+blocks*blockSize]
 	last := make([]uint64, blocks)
 	var resumedAt time.Time
+	// Throughput: writes completed before the fault (the loss-free wire)
+	// and while it lasted, each over its own time.
+	start, faultAt := time.Now(), time.Time{}
+	var free, faulty int
+	defer func() {
+		if faultAt.IsZero() || resumedAt.IsZero() {
+			return
+		}
+		fmt.Printf("THROUGHPUT %s free=%.1f/s fault=%.1f/s\n", s.name,
+			float64(free)/faultAt.Sub(start).Seconds(), float64(faulty)/resumedAt.Sub(faultAt).Seconds())
+	}()
 	for seq := uint64(1); ; seq++ {
 		i := int(seq % blocks)
 		for off := i * blockSize; off < (i+1)*blockSize; off += 8 {
@@ -653,6 +686,17 @@ func (s *survivor) verify(ctx context.Context) ending {
 			return ending{at: time.Now(), what: classify(s.c, err)}
 		}
 		last[i] = seq
+		select {
+		case <-s.kill:
+			if faultAt.IsZero() {
+				faultAt = *s.killAt
+			}
+			if resumedAt.IsZero() {
+				faulty++
+			}
+		default:
+			free++
+		}
 		select {
 		case <-s.restored:
 			if resumedAt.IsZero() {

@@ -24,18 +24,20 @@ import (
 // Parameters of the test. Each kill point costs one server boot (~8 s under
 // TCG) plus the writes before the kill.
 const (
-	killPoints      = 12           // kill points of the real test
-	controlRounds   = 5            // kill points of the negative control
-	casKillPoints   = 6            // kill points of the compare-and-swap test
-	casControl      = 3            // and of its negative control
-	writeOnlyRounds = 3            // kill points acknowledging on write completion, no flush
-	gpspmKillPoints = 4            // kill points of the GPSPM test
-	gpspmControl    = 2            // and of its negative control (the server skips the persist)
-	perRound        = 2000         // records a round may write
-	pmemSize        = 64 << 20     // the NVDIMM; perRound*RecordSize*rounds must fit
-	wireDelay       = "delay 20ms" // netem on each NIC: writes stay in flight
-	roundTimeout    = 3 * time.Minute
-	maxAckedPerKill = perRound / 2
+	killPoints       = 12           // kill points of the real test
+	controlRounds    = 5            // kill points of the negative control
+	casKillPoints    = 6            // kill points of the compare-and-swap test
+	casControl       = 3            // and of its negative control
+	writeOnlyRounds  = 3            // kill points acknowledging on write completion, no flush
+	gpspmKillPoints  = 4            // kill points of the GPSPM test
+	gpspmControl     = 2            // and of its negative control (the server skips the persist)
+	nativeKillPoints = 4            // kill points with native flush (Debian 13 userspace)
+	nativeControl    = 2            // and of its negative control
+	perRound         = 2000         // records a round may write
+	pmemSize         = 64 << 20     // the NVDIMM; perRound*RecordSize*rounds must fit
+	wireDelay        = "delay 20ms" // netem on each NIC: writes stay in flight
+	roundTimeout     = 3 * time.Minute
+	maxAckedPerKill  = perRound / 2
 )
 
 // TestMain lets this test binary serve as the VMs' guest agent.
@@ -46,9 +48,11 @@ func TestMain(m *testing.M) {
 	os.Exit(m.Run())
 }
 
-func buildPlnode(t *testing.T) string {
+func buildPlnode(t *testing.T, env ...string) string {
 	bin := filepath.Join(t.TempDir(), "plnode")
-	out, err := exec.Command("go", "build", "-race=false", "-o", bin, "./plnode").CombinedOutput()
+	cmd := exec.Command("go", "build", "-race=false", "-o", bin, "./plnode")
+	cmd.Env = append(os.Environ(), env...)
+	out, err := cmd.CombinedOutput()
 	require.NoError(t, err, string(out))
 	return bin
 }
@@ -66,7 +70,7 @@ type roundResult struct {
 // ack-on-post, ack-on-write, cas-on-flush, cas-on-post; gpspm, or
 // gpspm-skip-persist: the client in gpspm mode, the server skipping the
 // persist) and returns each round's result.
-func phase(t *testing.T, p *vm.Prepared, plnode, mode string, rounds int) []roundResult {
+func phase(t *testing.T, p *vm.Prepared, plnode, mode string, rounds int, clientArgs ...string) []roundResult {
 	clientMode, serverArgs := mode, []string(nil)
 	switch mode {
 	case "gpspm":
@@ -134,7 +138,7 @@ func phase(t *testing.T, p *vm.Prepared, plnode, mode string, rounds int) []roun
 			// stall address resolution at the start of a phase).
 			client, clientOut, round = vmtest.Boot(t, p, mode+" client", roundTimeout, func(stdout io.Writer) vm.Node {
 				return vm.Node{Index: 1, Wire: w, Stdout: stdout, Stderr: vmtest.LogWriter(t, mode+" client stderr"),
-					Argv: append([]string{plnode, "client", "-mode", clientMode, "-peer", vm.NodeIP(0)}, args...)}
+					Argv: append(append([]string{plnode, "client", "-mode", clientMode, "-peer", vm.NodeIP(0)}, clientArgs...), args...)}
 			}, "ROUND ")
 		} else {
 			round = clientOut.Next(t, roundTimeout, "ROUND ")
@@ -294,4 +298,20 @@ func unpersisted(t *testing.T, mode string, rounds []roundResult) int {
 		n += u
 	}
 	return n
+}
+
+// TestPowerLossNativeFlush: the promise of TestPowerLoss with native RDMA
+// FLUSH (ibv_wr_flush): both VMs run 6.12 in the Debian 13 userspace
+// (rdma-core 56), plnode is built with the rpma_native_flush tag against
+// its headers, and the client refuses to run on the emulated path. The
+// server's region is Device DAX, registered for a persistent flush.
+func TestPowerLossNativeFlush(t *testing.T) {
+	p, err := vm.Prepare(vm.Config{Log: os.Stderr, Timeout: 30 * time.Minute, Userspace: vm.UserspaceDebian13})
+	require.NoError(t, err)
+	plnode := buildPlnode(t, "GOFLAGS=-tags=rpma_native_flush", "CGO_CFLAGS=-O2 -g -I"+p.Userspace().Include)
+
+	lost, _, _ := losses(t, "native ack-on-flush", phase(t, p, plnode, "ack-on-flush", nativeKillPoints, "-require-native-flush"), true)
+	require.Zero(t, lost, "acknowledged records lost with native flush")
+	lost, _, _ = losses(t, "native ack-on-post", phase(t, p, plnode, "ack-on-post", nativeControl, "-require-native-flush"), false)
+	require.Positive(t, lost, "the negative control lost nothing: the test cannot tell durable from not")
 }

@@ -76,6 +76,7 @@ func main() {
 	peerIP := fs.String("peer", "", "client: the server's address")
 	fs.BoolVar(&ackToServer, "ack-to-server", false, "client: write each acknowledgement to the server too")
 	fs.BoolVar(&exitWhenDone, "exit-when-done", false, "client: stop after the first round's DONE")
+	fs.BoolVar(&requireNativeFlush, "require-native-flush", false, "client: fail unless the connection flushes natively (ibv_wr_flush)")
 	gpspm := fs.Bool("gpspm", false, "server: answer GPSPM flush requests (client: -mode gpspm)")
 	skipPersist := fs.Bool("skip-persist", false, "server, with -gpspm: answer without persisting (the negative control)")
 	delayReads := fs.Duration("delay-read-responses", 0, "server: hold RDMA READ responses this long at egress")
@@ -99,6 +100,10 @@ func main() {
 
 // The client's wire-check options (see the package comment).
 var ackToServer, exitWhenDone bool
+
+// requireNativeFlush makes the client fail when its flush is emulated: the
+// native-flush power-loss test must not pass on the emulated path.
+var requireNativeFlush bool
 
 // delayReadResponses holds the node's outgoing RDMA READ responses (BTH
 // opcodes 0x0D-0x10, at byte 28 of an IPv4 packet without options: 20 of
@@ -356,6 +361,9 @@ func client(ip, mode string, rounds, perRound int) error {
 		c, err := connect(p, ip, cfg)
 		if err != nil {
 			return err
+		}
+		if requireNativeFlush && !c.NativeFlush() {
+			return errors.New("-require-native-flush: this connection's flush is emulated")
 		}
 		fmt.Printf("ROUND %d\n", r)
 		a := &acker{c: c, src: acks, off: ackOffset(rounds, perRound)}

@@ -128,7 +128,14 @@
 // 10-50 ms after a SIGKILL), a blocked wait returns a
 // *rpma.ConnEventError carrying the CLOSED or LOST event instead of
 // sleeping on a CQ that will never fire; events such a wait reads are
-// kept for NextEvent, which still returns them. This matters on rxe,
+// kept for NextEvent, which still returns them. When the connection has
+// ended with its QP in the error state (lost for its PeerTimeout, after
+// this side's Disconnect), a wait first returns for the flushed
+// completions of the operations still outstanding, which the provider may
+// put on the CQ after the event (rxe flushes from a kernel task), and
+// ends with the *rpma.ConnEventError only once they are all polled (or
+// after one second, for a provider that does not flush): draining until
+// the wait fails sees every operation end. This matters on rxe,
 // where operations to a vanished peer have been seen never to fail with
 // librpma's retry count of 7, so the events are the only signal.
 //

@@ -192,9 +192,10 @@ func createQueues(op string, p *Peer, id *ibv.CMID, prm *ConnParams, ev *connEve
 		recvCQ.srq = q.srq.tbl
 		recvCQ.budget.reserved = int64(q.srq.size) // checkSRQRoom made room
 	}
-	q.cq.ev = ev
+	ends := &endFlush{qp: q.qp}
+	q.cq.ev, q.cq.ends = ev, ends
 	if q.rcq != nil {
-		q.rcq.ev = ev
+		q.rcq.ev, q.rcq.ends = ev, ends
 	}
 	st := q.state
 	ev.onTerm = func(e rpma.ConnEvent) { st.breakWith(&rpma.ConnEventError{Event: e}) }

@@ -70,6 +70,7 @@ type CQ struct {
 	maxCQE int // the device's limit, for Resize
 	budget cqBudget
 	ev     *connEvents // the connection's events, watched by Wait; nil for an SRQ's RCQ
+	ends   *endFlush   // the connection's end, shared with its other CQ; nil for an SRQ's RCQ
 
 	// Where its completions come from, by kind of work request id.
 	sq        *workQueue
@@ -326,7 +327,7 @@ func (q *CQ) tryOnce(op string) (bool, error) {
 	case q.pending():
 		return true, nil
 	}
-	return q.ev.ended(q.fill)
+	return q.ev.ended(q.fill, q.flushDue)
 }
 
 // cqEventError maps a failure of GetCQEventRearm: reading the event

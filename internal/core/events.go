@@ -5,6 +5,7 @@ import (
 	"os"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/gorpma/rpma/internal/ibv"
 	"github.com/gorpma/rpma/rpma"
@@ -44,6 +45,7 @@ type connEvents struct {
 	termCause error  // why the library ended the connection itself (lose)
 	pdata     []byte // the other side's private data
 	onTerm    func(rpma.ConnEvent)
+	rewake    *time.Timer // signals termFD again at the end of the flush window (endflush.go)
 }
 
 func newConnEvents(op string, ch *cmChannel, pdata []byte) (*connEvents, error) {
@@ -77,10 +79,34 @@ func (ev *connEvents) wake() {
 // closeFDs closes the library's fds, not the channel.
 func (ev *connEvents) closeFDs() {
 	ev.w.close()
+	ev.mu.Lock()
+	if ev.rewake != nil {
+		ev.rewake.Stop()
+	}
+	closeFD(ev.termFD)
+	ev.termFD = -1
+	ev.mu.Unlock()
 	closeFD(ev.userFD)
 	closeFD(ev.queueFD)
-	closeFD(ev.termFD)
-	ev.userFD, ev.queueFD, ev.termFD = -1, -1, -1
+	ev.userFD, ev.queueFD = -1, -1
+}
+
+// rewakeAfter signals termFD once more after d, unless it is closed by
+// then: a completion wait parked in the poller (edge-triggered) after the
+// end wakes and checks again (endflush.go). Once per connection.
+func (ev *connEvents) rewakeAfter(d time.Duration) {
+	ev.mu.Lock()
+	defer ev.mu.Unlock()
+	if ev.rewake != nil || ev.termFD < 0 {
+		return
+	}
+	ev.rewake = time.AfterFunc(d, func() {
+		ev.mu.Lock()
+		defer ev.mu.Unlock()
+		if ev.termFD >= 0 {
+			signalEventFD(ev.termFD)
+		}
+	})
 }
 
 // destroy destroys the channel and the library's fds; nothing may wait
@@ -226,8 +252,10 @@ func (ev *connEvents) terminal() (rpma.ConnEvent, bool) {
 // connection has ended: with nil when leftover finds completions queued
 // before the end (a completion the provider queued before the disconnect
 // may be announced after it: rxe 6.1 raises the event from a tasklet),
-// else with a *rpma.ConnEventError. A nil ev (an SRQ's CQ) never ends.
-func (ev *connEvents) ended(leftover func() bool) (bool, error) {
+// else with a *rpma.ConnEventError, unless flushing reports that flushed
+// completions are still due (endflush.go): then the wait goes on. A nil
+// ev (an SRQ's CQ) never ends.
+func (ev *connEvents) ended(leftover func() bool, flushing func(cause error) bool) (bool, error) {
 	e, ok := ev.terminal()
 	if !ok {
 		return false, nil
@@ -238,6 +266,9 @@ func (ev *connEvents) ended(leftover func() bool) (bool, error) {
 	ev.mu.Lock()
 	cause := ev.termCause
 	ev.mu.Unlock()
+	if flushing(cause) {
+		return false, nil
+	}
 	return true, &rpma.ConnEventError{Event: e, Cause: cause}
 }
 

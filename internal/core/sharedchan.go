@@ -115,6 +115,12 @@ func (s *sharedChannel) wait(ctx context.Context, op string) (*CQ, error) {
 	return s.cq, nil
 }
 
+// flushDue reports whether flushed completions are due on either CQ
+// (endflush.go).
+func (s *sharedChannel) flushDue(cause error) bool {
+	return s.cq.flushDue(cause) || (s.rcq != nil && s.rcq.flushDue(cause))
+}
+
 // try and result make s the tryer of its waits (see CQ.try).
 func (s *sharedChannel) try() bool {
 	q, done, err := s.tryOnce("conn_wait")
@@ -154,6 +160,6 @@ func (s *sharedChannel) tryOnce(op string) (*CQ, bool, error) {
 		return q, true, nil
 	}
 	var leftover *CQ
-	done, err := s.ev.ended(func() bool { leftover = s.fill(); return leftover != nil })
+	done, err := s.ev.ended(func() bool { leftover = s.fill(); return leftover != nil }, s.flushDue)
 	return leftover, done, err
 }

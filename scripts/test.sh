@@ -65,7 +65,8 @@ vm_debian13() ( # a subshell: its exports stay here
 	# them with librpma 1.3, which flushes natively on this device.
 	export CGO_CFLAGS="-O2 -g -I$inc" GOFLAGS=-tags=rpma_native_flush
 	bash scripts/build-examples.sh bin/examples-native || return 1
-	RPMA_EXAMPLES_BIN=$root/bin/examples-native RPMA_TEST_REQUIRE_PMEM=1 \
+	# TestIntegrationMixedFlushBuilds pairs them with the emulated build.
+	RPMA_EXAMPLES_BIN=$root/bin/examples-native RPMA_EXAMPLES_BIN_EMULATED=$root/bin/examples RPMA_TEST_REQUIRE_PMEM=1 \
 		go test -exec "$exec" -count=1 -timeout 20m -json "${vm_pkgs[@]}" 2>&1 |
 		"$summary" -tier vm-6.12-debian13 -no-skips -tally "$tally"
 )

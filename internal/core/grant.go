@@ -85,7 +85,7 @@ func (c *Conn) Grant(ctx context.Context, m *MR, off, n int, usage int) (*Grant,
 		return nil, err
 	}
 	g := &Grant{conn: c, mr: m, addr: m.addr + uint64(off), size: uint64(n), usage: usage}
-	access := UsageToAccess(usage, c.peer.nativeFlush, c.peer.iwarp) & accessRemote
+	access := RegionAccess(usage, c.peer.nativeFlush, c.peer.attr.CapFlagsEx, c.peer.iwarp) & accessRemote
 
 	c.grants.mu.Lock()
 	defer c.grants.mu.Unlock()

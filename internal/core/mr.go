@@ -106,6 +106,30 @@ func UsageToAccess(usage int, nativeFlush, iwarp bool) int {
 	return access
 }
 
+// RegionAccess is the access a region registered with usage gets:
+// UsageToAccess, widened so that a flush usage serves flushers of both
+// kinds, whichever this build is: remote read for an emulated flush
+// (librpma 1.2, builds without native flush) and, where the device's
+// capabilities (capsEx, device_cap_flags_ex) include native flush, the
+// flush access bits for a native one (librpma 1.3, builds with it).
+// librpma gives one or the other by its own build, so its targets serve
+// only flushers of their own kind. A granted region keeps no remote bit
+// (UsageToAccess).
+func RegionAccess(usage int, nativeFlush bool, capsEx uint64, iwarp bool) int {
+	access := UsageToAccess(usage, nativeFlush, iwarp)
+	if usage&UsageGranted != 0 || usage&usageFlushAny == 0 {
+		return access
+	}
+	access |= ibv.AccessRemoteRead
+	if usage&UsageFlushVisibility != 0 && capsEx&ibv.DeviceFlushGlobal != 0 {
+		access |= ibv.AccessFlushGlobal
+	}
+	if usage&UsageFlushPersistent != 0 && capsEx&ibv.DeviceFlushPersistent != 0 {
+		access |= ibv.AccessFlushPersistent
+	}
+	return access
+}
+
 // MR mirrors struct rpma_mr_local: a registered memory region.
 type MR struct {
 	life
@@ -159,11 +183,21 @@ func RegMR(p *Peer, b []byte, usage int) (*MR, error) {
 }
 
 func regMR(p *Peer, b []byte, usage int) (*MR, error) {
-	access := UsageToAccess(usage, p.nativeFlush, p.iwarp)
+	access := RegionAccess(usage, p.nativeFlush, p.attr.CapFlagsEx, p.iwarp)
 	ptr := unsafe.Pointer(unsafe.SliceData(b))
 	var pin runtime.Pinner
 	pin.Pin(ptr) // a no-op for memory outside the Go heap
 	mr, err := p.pd.RegMR(ptr, len(b), access)
+	if err != nil && !p.nativeFlush && access&ibv.AccessFlushPersistent != 0 && errors.Is(err, syscall.EINVAL) {
+		// The device grants a native persistent flush only on persistent
+		// memory (rxe). An emulated build registers the memory as
+		// librpma 1.2 does, for emulated flushers; a native persistent
+		// flush into it fails with a remote access error, as it must
+		// into memory that is not persistent.
+		rpma.Logf(rpma.LogInfo, "ibv_reg_mr(length=%d, access=0x%x): %v: registered without IBV_ACCESS_FLUSH_PERSISTENT (not persistent memory?)", len(b), access, err)
+		access &^= ibv.AccessFlushPersistent
+		mr, err = p.pd.RegMR(ptr, len(b), access)
+	}
 	odp := false
 	if errors.Is(err, syscall.EOPNOTSUPP) {
 		if !p.odp {

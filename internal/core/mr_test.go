@@ -51,6 +51,44 @@ func TestUsageToAccess(t *testing.T) {
 	}
 }
 
+// TestRegionAccess: a region's flush usages serve flushers of both kinds:
+// remote read always (emulated), the flush bits where the device has them
+// (native), whatever the build.
+func TestRegionAccess(t *testing.T) {
+	const (
+		lw   = ibv.AccessLocalWrite
+		rw   = ibv.AccessRemoteWrite
+		rr   = ibv.AccessRemoteRead
+		fg   = ibv.AccessFlushGlobal
+		fp   = ibv.AccessFlushPersistent
+		mw   = ibv.AccessMWBind
+		both = ibv.DeviceFlushGlobal | ibv.DeviceFlushPersistent
+	)
+	for _, tc := range []struct {
+		usage       int
+		nativeFlush bool
+		caps        uint64
+		want        int
+	}{
+		{UsageFlushVisibility, false, 0, rr},
+		{UsageFlushPersistent, false, 0, rr},
+		{UsageFlushVisibility, false, both, rr | fg},
+		{UsageFlushPersistent, false, both, rr | fp},
+		{UsageFlushPersistent, false, ibv.DeviceFlushGlobal, rr},
+		{UsageFlushVisibility, true, both, rr | fg},
+		{UsageFlushVisibility | UsageFlushPersistent, true, both, rr | fg | fp},
+		{UsageWriteDst | UsageFlushVisibility, false, both, rw | lw | rr | fg},
+		{UsageWriteDst, false, both, rw | lw}, // no flush usage: nothing added
+		{UsageReadSrc, true, both, rr},
+		// Granted: remote access only through windows (grants keep the
+		// build's own rule, UsageToAccess).
+		{UsageGranted | UsageWriteDst | UsageFlushPersistent, false, both, lw | mw},
+		{UsageGranted | UsageFlushPersistent, true, both, mw},
+	} {
+		require.Equal(t, tc.want, RegionAccess(tc.usage, tc.nativeFlush, tc.caps, false), "%+v", tc)
+	}
+}
+
 // TestSignalRule: unsignaled runs get every depth/2-th request signaled;
 // a caller's signaled request restarts the run.
 func TestSignalRule(t *testing.T) {

@@ -34,9 +34,12 @@ const interopCDir = "testdata/librpma"
 // interopExamples are the examples with C programs in interopCDir (a pair,
 // or one side: interopOnly).
 var interopExamples = []string{
+	"02-read-to-volatile",
 	"05-flush-to-persistent",
 	"07-atomic-write",
 	"08-messages-ping-pong",
+	"10-send-with-imm",
+	"11-write-with-imm",
 	"grant",
 }
 

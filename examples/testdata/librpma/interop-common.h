@@ -2,19 +2,23 @@
  * interop-common.h -- what the C programs of the interop test share
  *
  * The C side of examples/interop_linux_test.go: small programs on C
- * librpma (1.2.0) that follow the wire protocols of librpma's examples
- * (examples/internal/common/EXAMPLES.md), so that the test can pair them
- * with the Go ports in both directions. These are written for the test,
- * after the spec, not copied from librpma; they use DRAM only.
+ * librpma (1.2.0, and 1.3.0 in the Debian 13 guest) that follow the wire
+ * protocols of librpma's examples (examples/internal/common/EXAMPLES.md),
+ * so that the test can pair them with the Go ports in both directions.
+ * These are written for the test, after the spec, not copied from
+ * librpma; they use DRAM only.
  *
  * Everything here is header-only so that each program compiles alone:
- *	cc -o NAME NAME.c -lrpma
+ *	cc -o NAME NAME.c -lrpma -libverbs
  */
 #ifndef INTEROP_COMMON_H
 #define INTEROP_COMMON_H
 
+#include <arpa/inet.h>
+#include <errno.h>
 #include <inttypes.h>
 #include <librpma.h>
+#include <limits.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -200,6 +204,89 @@ wait_for_one_wc(struct rpma_cq *cq, struct ibv_wc *wc)
 	if (ret)
 		FAIL("rpma_cq_get_wc", ret);
 	return ret;
+}
+
+/*
+ * The server's memory region from its common_data in the connection's
+ * private data (examples 02 and 11): data_offset and the MR descriptor only,
+ * as every reader but 05's client; the private data must hold a whole
+ * common_data.
+ */
+static inline int
+remote_mr_from_common_data(struct rpma_conn *conn, struct rpma_mr_remote **mr,
+		size_t *data_offset)
+{
+	struct rpma_conn_private_data pdata;
+	int ret = rpma_conn_get_private_data(conn, &pdata);
+	if (ret) {
+		FAIL("rpma_conn_get_private_data", ret);
+		return ret;
+	}
+	if (pdata.ptr == NULL || pdata.len < sizeof(struct common_data)) {
+		fprintf(stderr, "Received connection's private data is too "
+				"small (%u < %zu)\n", pdata.len,
+				sizeof(struct common_data));
+		return -1;
+	}
+	struct common_data *data = pdata.ptr;
+	if (data->mr_desc_size > DESCRIPTORS_MAX_SIZE) {
+		fprintf(stderr, "mr_desc_size too big (%u > %d)\n",
+				data->mr_desc_size, DESCRIPTORS_MAX_SIZE);
+		return -1;
+	}
+	ret = rpma_mr_remote_from_descriptor(&data->descriptors[0],
+			data->mr_desc_size, mr);
+	if (ret) {
+		FAIL("rpma_mr_remote_from_descriptor", ret);
+		return ret;
+	}
+	*data_offset = data->data_offset;
+	return 0;
+}
+
+/*
+ * The <imm> argument of examples 10 and 11: strtoul base 10, then at most
+ * UINT32_MAX, with librpma's examples' messages.
+ */
+static inline int
+parse_imm(const char *arg, uint32_t *imm)
+{
+	errno = 0;
+	unsigned long v = strtoul(arg, NULL, 10);
+	if (v == ULONG_MAX && errno == ERANGE) {
+		fprintf(stderr, "strtoul() overflow\n");
+		return -1;
+	}
+	if (v > UINT32_MAX) {
+		fprintf(stderr, "The provided immediate data is too big "
+				"(%lu > %u)\n", v, UINT32_MAX);
+		return -1;
+	}
+	*imm = (uint32_t)v;
+	return 0;
+}
+
+/*
+ * Wait for one completion on cq and check it as examples 10 and 11 do: a
+ * success, of the operation want.
+ */
+static inline int
+wait_for_imm_wc(struct rpma_cq *cq, enum ibv_wc_opcode want, struct ibv_wc *wc)
+{
+	int ret = wait_for_one_wc(cq, wc);
+	if (ret)
+		return ret;
+	if (wc->status != IBV_WC_SUCCESS) {
+		fprintf(stderr, "Received unexpected completion: %s\n",
+				ibv_wc_status_str(wc->status));
+		return -1;
+	}
+	if (wc->opcode != want) {
+		fprintf(stderr, "Received unexpected type of operation "
+				"(%d != %d)\n", wc->opcode, want);
+		return -1;
+	}
+	return 0;
 }
 
 /*

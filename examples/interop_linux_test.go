@@ -37,6 +37,8 @@ var interopExamples = []string{
 	"05-flush-to-persistent",
 	"07-atomic-write",
 	"08-messages-ping-pong",
+	"12-receive-completion-queue",
+	"13-messages-ping-pong-with-srq",
 	"grant",
 }
 

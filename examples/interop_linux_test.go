@@ -40,6 +40,8 @@ var interopExamples = []string{
 	"08-messages-ping-pong",
 	"10-send-with-imm",
 	"11-write-with-imm",
+	"12-receive-completion-queue",
+	"13-messages-ping-pong-with-srq",
 	"grant",
 }
 

@@ -17,22 +17,7 @@
  * the server never sees the end (librpma's own server then waits for
  * ever). Build with -DLIBRPMA_EXACT_END for librpma's behaviour.
  */
-#include <errno.h>
-
 #include "interop-ping-pong.h"
-
-static int
-strtoul_noerror(const char *in, uint64_t *out)
-{
-	errno = 0;
-	unsigned long v = strtoul(in, NULL, 10);
-	if (errno == ERANGE) {
-		fprintf(stderr, "strtoul(%s) overflowed\n", in);
-		return -1;
-	}
-	*out = v;
-	return 0;
-}
 
 int
 main(int argc, char *argv[])

@@ -1,11 +1,30 @@
 /*
- * interop-ping-pong.h -- the completion loop of example 08 (librpma's
- * wait_and_process_completions), for the interop test's C programs
+ * interop-ping-pong.h -- what the ping-pong examples (08, 12, 13) share,
+ * for the interop test's C programs: the clients' numeric arguments, the
+ * completion loop of 08 and 13's client (librpma's
+ * wait_and_process_completions) and 12's one-completion wait (librpma's
+ * get_wc_and_validate)
  */
 #ifndef INTEROP_PING_PONG_H
 #define INTEROP_PING_PONG_H
 
+#include <errno.h>
+
 #include "interop-common.h"
+
+/* librpma's strtoul_noerror: "abc" is 0, "-1" is 2^64-1, "12x" is 12 */
+static inline int
+strtoul_noerror(const char *in, uint64_t *out)
+{
+	errno = 0;
+	unsigned long v = strtoul(in, NULL, 10);
+	if (errno == ERANGE) {
+		fprintf(stderr, "strtoul(%s) overflowed\n", in);
+		return -1;
+	}
+	*out = v;
+	return 0;
+}
 
 /* at most a send and a receive completion are outstanding */
 #define MAX_N_WC 2
@@ -63,6 +82,42 @@ wait_and_process_completions(struct rpma_cq *cq, uint64_t *recv,
 		}
 	} while (*send_cmpl == 0 || *recv_cmpl == 0);
 
+	return 0;
+}
+
+/* 12's RCQ_SIZE: the receive CQ of both sides' connections */
+#define RCQ_SIZE 10
+
+/*
+ * 12's get_wc_and_validate: wait for one completion on cq and check its
+ * status and opcode (name is the operation, as "rpma_recv()"). Stricter
+ * than librpma's, which checks no more: a receive must also carry exactly
+ * MSG_SIZE bytes, so that a peer sending more or less fails here.
+ */
+static inline int
+get_wc_and_validate(struct rpma_cq *cq, enum ibv_wc_opcode opcode,
+		const char *name)
+{
+	struct ibv_wc wc;
+	int ret = wait_for_one_wc(cq, &wc);
+	if (ret)
+		return ret;
+	if (wc.status != IBV_WC_SUCCESS) {
+		fprintf(stderr, "%s failed: %s\n", name,
+				ibv_wc_status_str(wc.status));
+		return -1;
+	}
+	if (wc.opcode != opcode) {
+		fprintf(stderr, "unexpected wc.opcode value "
+				"(0x%" PRIXPTR " != 0x%" PRIXPTR ")\n",
+				(uintptr_t)wc.opcode, (uintptr_t)opcode);
+		return -1;
+	}
+	if (opcode == IBV_WC_RECV && wc.byte_len != MSG_SIZE) {
+		fprintf(stderr, "%s received %" PRIu32 " bytes, not %zu\n",
+				name, wc.byte_len, MSG_SIZE);
+		return -1;
+	}
 	return 0;
 }
 

@@ -1,0 +1,117 @@
+/*
+ * 13-messages-ping-pong-with-srq-client.c -- the client of librpma's
+ * example 13 on C librpma, for the interop test
+ *
+ *	client <server_address> <port> <seed> <rounds> [<sleep>]
+ *
+ * A plain connection (the shared receive queue is the server's): <rounds>
+ * times (do { } while (--rounds)) it posts a receive, sends the counter
+ * ("[client #PID] value sent: N"), waits for both completions and takes
+ * the server's answer as the new counter ("[client #PID] value received:
+ * N+1"), then sleeps <sleep> microseconds. Then it sends UINT64_MAX with a
+ * completion on error only and waits for the server to hang up. The first
+ * exchange waits until the server's listening window has closed. After a
+ * failed exchange it hangs up itself, without UINT64_MAX.
+ */
+#include "interop-ping-pong.h"
+
+int
+main(int argc, char *argv[])
+{
+	if (argc < 5) {
+		fprintf(stderr, "usage: %s <server_address> <port> <seed> "
+				"<rounds> [<sleep>]\n", argv[0]);
+		exit(-1);
+	}
+	interop_log_init();
+	char *addr = argv[1];
+	char *port = argv[2];
+	uint64_t counter, rounds, sleep_usec = 0;
+	if (strtoul_noerror(argv[3], &counter) ||
+			strtoul_noerror(argv[4], &rounds) ||
+			(argc >= 6 && strtoul_noerror(argv[5], &sleep_usec)))
+		return -1;
+
+	struct rpma_peer *peer = NULL;
+	struct rpma_mr_local *recv_mr = NULL, *send_mr = NULL;
+	struct rpma_conn *conn = NULL;
+	struct rpma_cq *cq = NULL;
+	int pid = (int)getpid();
+	int ret;
+
+	uint64_t *recv = malloc_aligned(MSG_SIZE);
+	uint64_t *send = malloc_aligned(MSG_SIZE);
+	if (recv == NULL || send == NULL) {
+		free(recv);
+		free(send);
+		return -1;
+	}
+
+	if ((ret = new_peer(addr, RPMA_UTIL_IBV_CONTEXT_REMOTE, &peer)))
+		goto err_free;
+	if ((ret = rpma_mr_reg(peer, recv, MSG_SIZE, RPMA_MR_USAGE_RECV,
+			&recv_mr))) {
+		FAIL("rpma_mr_reg", ret);
+		goto err_peer_delete;
+	}
+	if ((ret = rpma_mr_reg(peer, send, MSG_SIZE, RPMA_MR_USAGE_SEND,
+			&send_mr))) {
+		FAIL("rpma_mr_reg", ret);
+		goto err_mr_dereg;
+	}
+	if ((ret = client_connect(peer, addr, port, NULL, NULL, &conn)))
+		goto err_mr_dereg;
+	if ((ret = rpma_conn_get_cq(conn, &cq))) {
+		FAIL("rpma_conn_get_cq", ret);
+		goto err_conn_disconnect;
+	}
+
+	do {
+		if ((ret = rpma_recv(conn, recv_mr, 0, MSG_SIZE, recv))) {
+			FAIL("rpma_recv", ret);
+			goto err_conn_disconnect;
+		}
+		printf("[client #%d] value sent: %" PRIu64 "\n", pid, counter);
+		*send = counter;
+		if ((ret = rpma_send(conn, send_mr, 0, MSG_SIZE,
+				RPMA_F_COMPLETION_ALWAYS, NULL))) {
+			FAIL("rpma_send", ret);
+			goto err_conn_disconnect;
+		}
+		int send_cmpl = 0, recv_cmpl = 0;
+		if ((ret = wait_and_process_completions(cq, recv, &send_cmpl,
+				&recv_cmpl)))
+			goto err_conn_disconnect;
+		counter = *recv;
+		printf("[client #%d] value received: %" PRIu64 "\n", pid,
+				counter);
+		if (sleep_usec > 0)
+			(void) usleep((useconds_t)sleep_usec);
+	} while (--rounds);
+
+	*send = I_M_DONE;
+	if ((ret = rpma_send(conn, send_mr, 0, MSG_SIZE,
+			RPMA_F_COMPLETION_ON_ERROR, NULL))) {
+		FAIL("rpma_send", ret);
+		goto err_conn_disconnect;
+	}
+	/* the server hangs up once every client has sent the end */
+	ret = wait_for_conn_close_and_disconnect(&conn);
+	goto err_mr_dereg;
+
+err_conn_disconnect:
+	{
+		int ret2 = disconnect_and_wait_for_conn_close(&conn);
+		if (ret == 0)
+			ret = ret2;
+	}
+err_mr_dereg:
+	(void) rpma_mr_dereg(&send_mr);
+	(void) rpma_mr_dereg(&recv_mr);
+err_peer_delete:
+	(void) rpma_peer_delete(&peer);
+err_free:
+	free(send);
+	free(recv);
+	return ret ? -1 : 0;
+}

@@ -31,6 +31,25 @@ import (
 // NAME-server.c and NAME-client.c.
 const interopCDir = "testdata/librpma"
 
+// interopCExtra: what some examples' C programs are built with besides
+// their own source, librpma and libibverbs. 09 packs its flush request and
+// response with protobuf-c, as librpma's example does, from the code that
+// protoc-c generated from GPSPM_flush.proto (committed beside it: building
+// needs only libprotobuf-c-dev), so that the Go encoder is shown to speak
+// protobuf-c's bytes.
+var interopCExtra = map[string]struct{ srcs, libs []string }{
+	"09-flush-to-persistent-GPSPM": {srcs: []string{"GPSPM_flush.pb-c.c"}, libs: []string{"-lprotobuf-c"}},
+}
+
+// interopCHeaders are the headers the C programs need: librpma-dev's,
+// libibverbs-dev's (librpma.h includes infiniband/verbs.h) and
+// libprotobuf-c-dev's (09).
+var interopCHeaders = map[string]string{
+	"librpma-dev":       "/usr/include/librpma.h",
+	"libibverbs-dev":    "/usr/include/infiniband/verbs.h",
+	"libprotobuf-c-dev": "/usr/include/protobuf-c/protobuf-c.h",
+}
+
 // interopExamples are the examples with C programs in interopCDir (a pair,
 // or one side: interopOnly).
 var interopExamples = []string{
@@ -38,6 +57,7 @@ var interopExamples = []string{
 	"05-flush-to-persistent",
 	"07-atomic-write",
 	"08-messages-ping-pong",
+	"09-flush-to-persistent-GPSPM",
 	"10-send-with-imm",
 	"11-write-with-imm",
 	"12-receive-completion-queue",
@@ -158,6 +178,18 @@ var interopChecks = map[string]func(server, client string) error{
 		}
 		return nil
 	},
+	// Both servers advertise DRAM at data_offset 0: the request the server
+	// decoded (protobuf-c's or Go's) must name exactly that range and the
+	// client's op_context, and the value must have crossed untouched (the
+	// client's check of the response's op_context is its exit status).
+	"09-flush-to-persistent-GPSPM": func(server, client string) error {
+		want := "Flush request received: {offset: 0x0, length: 0x400, op_context: 0xF01D}\n" +
+			"New value: Hello world!\n"
+		if server != want {
+			return fmt.Errorf("server printed %q, want %q", server, want)
+		}
+		return nil
+	},
 }
 
 // catalogExample returns the example of the catalog named name: its
@@ -176,22 +208,11 @@ func catalogExample(t *testing.T, name string) catalog.Example {
 
 // buildInteropC compiles every C program of interopCDir into a temporary
 // directory and returns their paths by name (NAME-server, NAME-client).
-// Without cc, librpma-dev or libibverbs-dev (librpma.h includes
-// infiniband/verbs.h) it skips on a host, and fails in the VM.
+// Without cc, librpma-dev, libibverbs-dev or libprotobuf-c-dev it skips on
+// a host, and fails in the VM.
 func buildInteropC(t *testing.T) map[string]string {
 	t.Helper()
-	cc, err := exec.LookPath("cc")
-	missing := []error{err}
-	for _, h := range []string{"/usr/include/librpma.h", "/usr/include/infiniband/verbs.h"} {
-		_, err := os.Stat(h)
-		missing = append(missing, err)
-	}
-	if err := errors.Join(missing...); err != nil {
-		if rdmatest.Required() {
-			t.Fatalf("the test environment must have cc, librpma-dev and libibverbs-dev: %v", err)
-		}
-		t.Skipf("needs cc, librpma-dev and libibverbs-dev: %v", err)
-	}
+	cc := requireCC(t, "librpma-dev", "libibverbs-dev", "libprotobuf-c-dev")
 	src, err := filepath.Abs(interopCDir)
 	require.NoError(t, err)
 	dir := t.TempDir()
@@ -212,8 +233,13 @@ func buildInteropC(t *testing.T) map[string]string {
 			bin := filepath.Join(dir, prog)
 			bins[prog] = bin
 			wg.Go(func() {
-				cmd := exec.CommandContext(ctx, cc, "-std=gnu11", "-O2", "-Wall", "-Werror",
-					"-I", src, "-o", bin, filepath.Join(src, prog+".c"), "-lrpma", "-libverbs")
+				args := []string{"-std=gnu11", "-O2", "-Wall", "-Werror", "-I", src, "-o", bin, filepath.Join(src, prog+".c")}
+				extra := interopCExtra[name]
+				for _, s := range extra.srcs {
+					args = append(args, filepath.Join(src, s))
+				}
+				args = append(append(args, "-lrpma", "-libverbs"), extra.libs...)
+				cmd := exec.CommandContext(ctx, cc, args...)
 				cmd.WaitDelay = 5 * time.Second
 				if out, err := cmd.CombinedOutput(); err != nil {
 					mu.Lock()
@@ -227,6 +253,31 @@ func buildInteropC(t *testing.T) map[string]string {
 	require.NoError(t, errors.Join(errs...))
 	t.Logf("built %d C programs in %v", len(bins), time.Since(start).Round(time.Millisecond))
 	return bins
+}
+
+// requireCC returns the path of cc after checking that the Debian packages
+// pkgs (keys of interopCHeaders) are installed, by their headers. Without
+// them it skips on a host and fails in the VM (rdmatest.Required), naming
+// the packages.
+func requireCC(t *testing.T, pkgs ...string) string {
+	t.Helper()
+	cc, err := exec.LookPath("cc")
+	missing := []error{err}
+	for _, p := range pkgs {
+		h, ok := interopCHeaders[p]
+		require.True(t, ok, "no header known for %s", p)
+		if _, err := os.Stat(h); err != nil {
+			missing = append(missing, fmt.Errorf("%s: %w", p, err))
+		}
+	}
+	if err := errors.Join(missing...); err != nil {
+		need := "cc (gcc), " + strings.Join(pkgs, ", ")
+		if rdmatest.Required() {
+			t.Fatalf("the test environment must have %s (scripts/setup.sh installs them): %v", need, err)
+		}
+		t.Skipf("needs %s (scripts/setup.sh installs them): %v", need, err)
+	}
+	return cc
 }
 
 // interopResult is the outcome of one pairing: both programs' stdout and

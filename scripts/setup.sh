@@ -8,7 +8,7 @@ set -euo pipefail
 packages=(
 	qemu-system-x86 busybox-static kmod xz-utils cpio iproute2
 	rdma-core ibverbs-providers ibverbs-utils rdmacm-utils
-	libibverbs-dev librdmacm-dev perftest librpma-dev ndctl
+	libibverbs-dev librdmacm-dev perftest librpma-dev libprotobuf-c-dev ndctl
 	gcc pkg-config debootstrap
 )
 # How old apt's lists may be before they are refreshed (seconds).

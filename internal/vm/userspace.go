@@ -33,7 +33,7 @@ const UserspaceDebian13 = "debian13"
 var userspaces = map[string]userspace{
 	UserspaceDebian13: {suite: "trixie", packages: []string{
 		"rdma-core", "ibverbs-providers", "ibverbs-utils", "rdmacm-utils",
-		"libibverbs-dev", "librdmacm-dev", "librpma-dev", "perftest",
+		"libibverbs-dev", "librdmacm-dev", "librpma-dev", "libprotobuf-c-dev", "perftest",
 		"iproute2", "procps",
 	}},
 }

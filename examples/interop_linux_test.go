@@ -206,11 +206,12 @@ func catalogExample(t *testing.T, name string) catalog.Example {
 	return catalog.Example{}
 }
 
-// buildInteropC compiles every C program of interopCDir into a temporary
-// directory and returns their paths by name (NAME-server, NAME-client).
-// Without cc, librpma-dev, libibverbs-dev or libprotobuf-c-dev it skips on
-// a host, and fails in the VM.
-func buildInteropC(t *testing.T) map[string]string {
+// buildInteropC compiles the C programs of the examples names (all of
+// interopExamples without names) into a temporary directory and returns
+// their paths by name (NAME-server, NAME-client). Without cc,
+// librpma-dev, libibverbs-dev or libprotobuf-c-dev it skips on a host, and
+// fails in the VM.
+func buildInteropC(t *testing.T, names ...string) map[string]string {
 	t.Helper()
 	cc := requireCC(t, "librpma-dev", "libibverbs-dev", "libprotobuf-c-dev")
 	src, err := filepath.Abs(interopCDir)
@@ -219,12 +220,15 @@ func buildInteropC(t *testing.T) map[string]string {
 	ctx, cancel := context.WithTimeout(context.Background(), interopBuildTimeout)
 	defer cancel()
 
+	if len(names) == 0 {
+		names = interopExamples
+	}
 	bins := map[string]string{}
-	errs := make([]error, 0, 2*len(interopExamples))
+	errs := make([]error, 0, 2*len(names))
 	var mu sync.Mutex
 	var wg sync.WaitGroup
 	start := time.Now()
-	for _, name := range interopExamples {
+	for _, name := range names {
 		for _, side := range []string{"server", "client"} {
 			prog := name + "-" + side
 			if _, err := os.Stat(filepath.Join(src, prog+".c")); errors.Is(err, fs.ErrNotExist) {

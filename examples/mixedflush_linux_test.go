@@ -46,7 +46,7 @@ func TestIntegrationMixedFlushBuilds(t *testing.T) {
 		}
 		t.Skipf("needs RPMA_EXAMPLES_BIN and %s", EnvEmulatedExamples)
 	}
-	cBins := buildInteropC(t)
+	cBins := buildInteropC(t, mixedFlushExamples...)
 	pairings := []struct {
 		name           string
 		server, client string // a directory of Go examples, or "c"

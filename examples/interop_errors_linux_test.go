@@ -60,7 +60,7 @@ func TestMain(m *testing.M) {
 //   - a write through the honest descriptor is where we differ on
 //     purpose (doc/api-mapping.md): librpma posts it and gets the remote
 //     access error; this library refuses it before posting, with
-//     rpma.ErrInval naming the missing usage.
+//     rpma.ErrInvalidArgument naming the missing usage.
 func TestIntegrationInteropErrors(t *testing.T) {
 	ip := rdmatest.IP(t)
 	goDir := os.Getenv("RPMA_EXAMPLES_BIN")

@@ -112,6 +112,16 @@ func grant(ctx context.Context, c *conn.Conn, slots *mr.Local, i int, msg *mr.Lo
 	if err := c.Send(msg, 0, grantMsgSize, rpma.CompletionAlways, 0); err != nil {
 		return fmt.Errorf("conn.Conn.Send: %w", err)
 	}
-	_, err = common.WaitAndValidate(ctx, c.CQ(), rpma.WCSend, "rpma_send()", common.OpcodeMsgDec)
+	wc, err := common.WaitAndValidate(ctx, c.CQ(), rpma.WCSend, "rpma_send()", common.OpcodeMsgDec)
+	if err != nil && wc.Status == rpma.WCWRFlushErr {
+		// The tenant's connection broke before the send's
+		// acknowledgement was processed: a tenant that reaches for
+		// another's slot breaks its own queue pair on this side too
+		// (rxe moves it to the error state, flushing what it had not
+		// completed, possibly this send, whose message has arrived).
+		// One tenant's broken connection must not end the others'.
+		fmt.Fprintf(os.Stderr, "tenant %d: %v (its connection broke)\n", i, err)
+		return nil
+	}
 	return err
 }

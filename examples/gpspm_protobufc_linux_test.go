@@ -144,20 +144,16 @@ func (q *gpspmQueries) add(cmd string, check func(t *testing.T, answer string)) 
 func (q *gpspmQueries) run(t *testing.T) {
 	t.Helper()
 	cc := requireCC(t, "libprotobuf-c-dev")
-	src, err := filepath.Abs(interopCDir)
-	require.NoError(t, err)
 	bin := filepath.Join(t.TempDir(), "gpspm-codec")
 	ctx, cancel := context.WithTimeout(context.Background(), interopBuildTimeout)
 	defer cancel()
-	out, err := exec.CommandContext(ctx, cc, "-std=gnu11", "-O2", "-Wall", "-Werror", "-I", src, "-o", bin,
-		filepath.Join(src, "gpspm-codec.c"), filepath.Join(src, "GPSPM_flush.pb-c.c"), "-lprotobuf-c").CombinedOutput()
-	require.NoError(t, err, "cc gpspm-codec.c:\n%s", out)
+	require.NoError(t, compileC(ctx, cc, bin, []string{"gpspm-codec.c", "GPSPM_flush.pb-c.c"}, []string{"-lprotobuf-c"}))
 
 	cmd := exec.CommandContext(ctx, bin)
 	cmd.Stdin = strings.NewReader(strings.Join(q.cmds, "\n") + "\n")
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
-	out, err = cmd.Output()
+	out, err := cmd.Output()
 	require.NoError(t, err, "gpspm-codec: %s", stderr.String())
 	answers := strings.Split(strings.TrimSuffix(string(out), "\n"), "\n")
 	require.Len(t, answers, len(q.cmds), "gpspm-codec's answers: %q", answers)

@@ -63,12 +63,7 @@ func TestMain(m *testing.M) {
 //     rpma.ErrInvalidArgument naming the missing usage.
 func TestIntegrationInteropErrors(t *testing.T) {
 	ip := rdmatest.IP(t)
-	goDir := os.Getenv("RPMA_EXAMPLES_BIN")
-	if goDir == "" {
-		goDir = "../bin/examples"
-	}
-	goDir, err := filepath.Abs(goDir)
-	require.NoError(t, err)
+	goDir := goExamplesDir(t)
 	cBins := buildInteropC(t, "02-read-to-volatile")
 	cClient := buildErrorsClient(t)
 	self, err := os.Executable()
@@ -164,14 +159,10 @@ func runInteropServerWith(t *testing.T, ip string, port int, srv []string, clien
 func buildErrorsClient(t *testing.T) string {
 	t.Helper()
 	cc := requireCC(t, "librpma-dev", "libibverbs-dev")
-	src, err := filepath.Abs(interopCDir)
-	require.NoError(t, err)
 	bin := filepath.Join(t.TempDir(), "interop-errors-client")
 	ctx, cancel := context.WithTimeout(context.Background(), interopBuildTimeout)
 	defer cancel()
-	out, err := exec.CommandContext(ctx, cc, "-std=gnu11", "-O2", "-Wall", "-Werror", "-I", src, "-o", bin,
-		filepath.Join(src, "interop-errors-client.c"), "-lrpma", "-libverbs").CombinedOutput()
-	require.NoError(t, err, "cc interop-errors-client.c:\n%s", out)
+	require.NoError(t, compileC(ctx, cc, bin, []string{"interop-errors-client.c"}, []string{"-lrpma", "-libverbs"}))
 	return bin
 }
 

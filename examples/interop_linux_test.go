@@ -112,12 +112,7 @@ const (
 // (the peer configuration's descriptor, the log's initial used value).
 func TestIntegrationInteropLibrpma(t *testing.T) {
 	ip := rdmatest.IP(t)
-	goDir := os.Getenv("RPMA_EXAMPLES_BIN")
-	if goDir == "" {
-		goDir = "../bin/examples"
-	}
-	goDir, err := filepath.Abs(goDir)
-	require.NoError(t, err)
+	goDir := goExamplesDir(t)
 	for _, name := range interopExamples {
 		for _, side := range []string{"server", "client"} {
 			_, err := os.Stat(filepath.Join(goDir, name+"-"+side))
@@ -141,18 +136,39 @@ func TestIntegrationInteropLibrpma(t *testing.T) {
 					return filepath.Join(goDir, name+"-"+side)
 				}
 				port := interopPortBase + i*len(interopPairings) + j
-				srv := append([]string{bin(p.server, "server"), ip, strconv.Itoa(port)}, e.Server...)
-				cli := append([]string{bin(p.client, "client"), ip, strconv.Itoa(port)}, e.Client...)
-				start := time.Now()
-				r := runInteropPair(t, ip, port, srv, cli)
-				t.Logf("%s: %v", p.name, time.Since(start).Round(time.Millisecond))
-				require.NoError(t, r.err)
-				require.NoError(t, e.Check(r.server, r.client), "the catalog's check")
-				if check := interopChecks[name]; check != nil {
-					require.NoError(t, check(r.server, r.client))
-				}
+				runCatalogPair(t, e, ip, port, bin(p.server, "server"), bin(p.client, "client"))
 			})
 		}
+	}
+}
+
+// goExamplesDir returns the directory of the Go examples' binaries:
+// RPMA_EXAMPLES_BIN, else bin/examples (scripts/build-examples.sh).
+func goExamplesDir(t *testing.T) string {
+	t.Helper()
+	dir := os.Getenv("RPMA_EXAMPLES_BIN")
+	if dir == "" {
+		dir = "../bin/examples"
+	}
+	dir, err := filepath.Abs(dir)
+	require.NoError(t, err)
+	return dir
+}
+
+// runCatalogPair runs example e's server program srv and client program
+// cli on ip:port with the catalog's arguments, and checks the outcome with
+// the catalog's check and the example's own (interopChecks).
+func runCatalogPair(t *testing.T, e catalog.Example, ip string, port int, srv, cli string) {
+	t.Helper()
+	start := time.Now()
+	r := runInteropPair(t, ip, port,
+		append([]string{srv, ip, strconv.Itoa(port)}, e.Server...),
+		append([]string{cli, ip, strconv.Itoa(port)}, e.Client...))
+	t.Logf("%s: %v", t.Name(), time.Since(start).Round(time.Millisecond))
+	require.NoError(t, r.err)
+	require.NoError(t, e.Check(r.server, r.client), "the catalog's check")
+	if check := interopChecks[e.Name]; check != nil {
+		require.NoError(t, check(r.server, r.client))
 	}
 }
 
@@ -237,17 +253,11 @@ func buildInteropC(t *testing.T, names ...string) map[string]string {
 			bin := filepath.Join(dir, prog)
 			bins[prog] = bin
 			wg.Go(func() {
-				args := []string{"-std=gnu11", "-O2", "-Wall", "-Werror", "-I", src, "-o", bin, filepath.Join(src, prog+".c")}
 				extra := interopCExtra[name]
-				for _, s := range extra.srcs {
-					args = append(args, filepath.Join(src, s))
-				}
-				args = append(append(args, "-lrpma", "-libverbs"), extra.libs...)
-				cmd := exec.CommandContext(ctx, cc, args...)
-				cmd.WaitDelay = 5 * time.Second
-				if out, err := cmd.CombinedOutput(); err != nil {
+				srcs := append([]string{prog + ".c"}, extra.srcs...)
+				if err := compileC(ctx, cc, bin, srcs, append([]string{"-lrpma", "-libverbs"}, extra.libs...)); err != nil {
 					mu.Lock()
-					errs = append(errs, fmt.Errorf("cc %s.c: %w\n%s", prog, err, out))
+					errs = append(errs, err)
 					mu.Unlock()
 				}
 			})
@@ -257,6 +267,25 @@ func buildInteropC(t *testing.T, names ...string) map[string]string {
 	require.NoError(t, errors.Join(errs...))
 	t.Logf("built %d C programs in %v", len(bins), time.Since(start).Round(time.Millisecond))
 	return bins
+}
+
+// compileC compiles the C files srcs of interopCDir into bin with the
+// warnings the test holds them to, linking libs.
+func compileC(ctx context.Context, cc, bin string, srcs, libs []string) error {
+	dir, err := filepath.Abs(interopCDir)
+	if err != nil {
+		return err
+	}
+	args := []string{"-std=gnu11", "-O2", "-Wall", "-Werror", "-I", dir, "-o", bin}
+	for _, s := range srcs {
+		args = append(args, filepath.Join(dir, s))
+	}
+	cmd := exec.CommandContext(ctx, cc, append(args, libs...)...)
+	cmd.WaitDelay = 5 * time.Second
+	if out, err := cmd.CombinedOutput(); err != nil {
+		return fmt.Errorf("cc %s: %w\n%s", srcs[0], err, out)
+	}
+	return nil
 }
 
 // requireCC returns the path of cc after checking that the Debian packages

@@ -5,11 +5,7 @@ package examples_test
 import (
 	"os"
 	"path/filepath"
-	"strconv"
 	"testing"
-	"time"
-
-	"github.com/stretchr/testify/require"
 
 	"github.com/gorpma/rpma/internal/rdmatest"
 )
@@ -65,17 +61,7 @@ func TestIntegrationMixedFlushBuilds(t *testing.T) {
 					}
 					return filepath.Join(dir, name+"-"+side)
 				}
-				port := mixedPortBase + i*len(pairings) + j
-				srv := append([]string{bin(p.server, "server"), ip, strconv.Itoa(port)}, e.Server...)
-				cli := append([]string{bin(p.client, "client"), ip, strconv.Itoa(port)}, e.Client...)
-				start := time.Now()
-				r := runInteropPair(t, ip, port, srv, cli)
-				t.Logf("%s: %v", p.name, time.Since(start).Round(time.Millisecond))
-				require.NoError(t, r.err)
-				require.NoError(t, e.Check(r.server, r.client), "the catalog's check")
-				if check := interopChecks[name]; check != nil {
-					require.NoError(t, check(r.server, r.client))
-				}
+				runCatalogPair(t, e, ip, mixedPortBase+i*len(pairings)+j, bin(p.server, "server"), bin(p.client, "client"))
 			})
 		}
 	}

@@ -1,0 +1,6 @@
+package tsc
+
+// Read returns the CPU's time-stamp counter.
+//
+//go:noescape
+func Read() uint64

@@ -58,7 +58,7 @@ func NewPeer(dev *Device) (*Peer, error) {
 		dev:               dev,
 		ctx:               dev.ctx,
 		attr:              attr,
-		nativeAtomicWrite: attr.NativeAtomicWrite(),
+		nativeAtomicWrite: attr.NativeAtomicWrite() && !emulateAtomicWrite.Load(),
 		nativeFlush:       attr.NativeFlush() && ibv.HaveWRFlush,
 		odp:               attr.ODP(),
 		atomicCap:         attr.AtomicCap,

@@ -8,18 +8,21 @@
 # Everything is built on the host first (the Go test binary with go test -c,
 # rpma_lat with cc); the VM only runs. The Go benchmarks and rpma_lat run in
 # alternation, BENCH_ROUNDS times each, so that both see the same changes in
-# the host's load; perftest runs once per test, its server started first
-# and its client retried until the server listens.
+# the host's load (each round: Go's plain loops for the means, Go's stamped
+# loops for the per-operation percentiles, then rpma_lat; a "# round N"
+# line before each round's output pairs them in the table); perftest runs
+# once per test, its server started first and its client retried until
+# the server listens.
 #
 #   BENCH_KERNELS="6.12 6.1"  the VMs' kernels, one VM at a time
 #   BENCH_ITERS=1000          iterations per run of each operation
-#   BENCH_ROUNDS=5            runs of the Go benchmarks and of rpma_lat
-#   BENCH_ROUND_BUDGET=90     seconds (in the VM) after which no round starts
-#   BENCH_PERFTEST_BUDGET=200 seconds after which no perftest run starts
-#   BENCH_VM_TIMEOUT=5m       rxevm's timeout for each VM
+#   BENCH_ROUNDS=11           rounds of the Go benchmarks and of rpma_lat
+#   BENCH_ROUND_BUDGET=240    seconds (in the VM) after which no round starts
+#   BENCH_PERFTEST_BUDGET=330 seconds after which no perftest run starts
+#   BENCH_VM_TIMEOUT=10m      rxevm's timeout for each VM
 #
-# On a quiet 2-core host the whole run takes about a minute; the budgets
-# keep it under 10 minutes on a loaded one (figures are then noisy).
+# On a quiet 2-core host the whole run takes about three minutes; the
+# budgets keep it under 15 minutes on a loaded one (figures are then noisy).
 #
 # The raw outputs are kept in bin/bench/KERNEL/. The exit status is non-zero
 # when a VM or a figure is missing.
@@ -29,7 +32,7 @@ set -uo pipefail
 # OUT/perftest-KEY.txt and OUT/tsc-mhz.txt from the binaries in BIN.
 guest() {
 	local out=$1 bin=$2
-	local n=${BENCH_ITERS:-1000} rounds=${BENCH_ROUNDS:-5}
+	local n=${BENCH_ITERS:-1000} rounds=${BENCH_ROUNDS:-11}
 	local ip=${RPMA_TEST_IP:?RPMA_TEST_IP is not set: run in the VM}
 	mark() { echo "${SECONDS}s $*" >>"$out/timing.txt"; }
 	{
@@ -45,17 +48,23 @@ guest() {
 		[[ ${GOFLAGS:-} == *rpma_native_flush* ]] && fl="native if rxe0 can"
 		echo "Go: atomic write: $aw; flush: $fl"
 	} >>"$out/meta.txt"
-	local r rc budget=${BENCH_ROUND_BUDGET:-90}
+	local r rc budget=${BENCH_ROUND_BUDGET:-240}
 	for r in $(seq 1 "$rounds"); do
 		if [ "$r" -gt 1 ] && [ "$SECONDS" -gt "$budget" ]; then
 			echo "rounds: $((r - 1)) of $rounds (the rest skipped: over the ${budget}s budget)" >>"$out/meta.txt"
 			break
 		fi
+		echo "# round $r" | tee -a "$out/go.txt" >>"$out/c.txt"
 		mark "round $r: go"
-		timeout -k 5 300 "$bin/conn.test" -test.run '^$' -test.bench . -test.benchtime "${n}x" \
-			-test.count 1 >>"$out/go.txt" 2>>"$out/go.err"
+		timeout -k 5 300 "$bin/conn.test" -test.run '^$' -test.bench '^(BenchmarkOps|BenchmarkPostUnsignaled)$' \
+			-test.benchtime "${n}x" -test.count 1 >>"$out/go.txt" 2>>"$out/go.err"
 		rc=$?
 		[ $rc -eq 0 ] || echo "go benchmarks, round $r: exit status $rc" | tee -a "$out/errors.txt" >&2
+		mark "round $r: go, stamped"
+		timeout -k 5 300 "$bin/conn.test" -test.run '^$' -test.bench '^BenchmarkOpsStamped$' \
+			-test.benchtime "${n}x" -test.count 1 >>"$out/go.txt" 2>>"$out/go.err"
+		rc=$?
+		[ $rc -eq 0 ] || echo "go stamped benchmarks, round $r: exit status $rc" | tee -a "$out/errors.txt" >&2
 		mark "round $r: rpma_lat"
 		timeout -k 5 300 "$bin/rpma_lat" -n "$n" -t 290 -p $((7300 + r)) "$ip" >>"$out/c.txt" 2>>"$out/c.err"
 		rc=$?
@@ -65,7 +74,7 @@ guest() {
 	# frequency fails or wanders under TCG (it then prints inf); the
 	# guest kernel's TSC calibration converts them (benchtable).
 	awk -F': *' '/^cpu MHz/ {print $2; exit}' /proc/cpuinfo >"$out/tsc-mhz.txt"
-	local port=18600 key cmd srv ok try attempt pbudget=${BENCH_PERFTEST_BUDGET:-200}
+	local port=18600 key cmd srv ok try attempt pbudget=${BENCH_PERFTEST_BUDGET:-330}
 	while read -r key cmd; do
 		mark "perftest $key"
 		ok=0
@@ -141,7 +150,7 @@ for k in $kernels; do
 	echo "host load average at start: $(cut -d' ' -f1-3 /proc/loadavg) ($(nproc) cores)" >"$out/meta.txt"
 	echo "=== bench: kernel $k"
 	start=$SECONDS
-	(cd conn && "$root/bin/rxevm" -kernel "$k" -timeout "${BENCH_VM_TIMEOUT:-5m}" -- \
+	(cd conn && "$root/bin/rxevm" -kernel "$k" -timeout "${BENCH_VM_TIMEOUT:-10m}" -- \
 		bash "$root/scripts/bench.sh" --guest "$out" "$work") || {
 		echo "bench: the VM for kernel $k failed (exit status $?)" >&2
 		status=1

@@ -110,8 +110,9 @@ func TestIntegrationRPMALat(t *testing.T) {
 func TestRowsMatchGoBenchmarks(t *testing.T) {
 	src, err := os.ReadFile(filepath.Join("..", "..", "conn", "bench_linux_test.go"))
 	require.NoError(t, err)
-	m := regexp.MustCompile(`(?s)func BenchmarkOps\(.*?range \[\]string\{([^}]*)\}`).FindSubmatch(src)
+	m := regexp.MustCompile(`(?s)var benchRows = \[\]string\{([^}]*)\}`).FindSubmatch(src)
 	require.NotNil(t, m, "the list of sub-benchmarks in BenchmarkOps")
+	require.Contains(t, string(src), "func BenchmarkOpsStamped(")
 	var want []string
 	for _, q := range regexp.MustCompile(`"([^"]+)"`).FindAllSubmatch(m[1], -1) {
 		want = append(want, "BenchmarkOps/"+string(q[1]))
@@ -142,16 +143,21 @@ const goOutput = `goos: linux
 goarch: amd64
 pkg: github.com/gorpma/rpma/conn
 cpu: QEMU TCG CPU version 2.5+
-BenchmarkOps/Write64-2      	    2000	    574600 ns/op	     21000 p50-ns	    900000 p99-ns	       0 B/op	       0 allocs/op
+# round 1
+BenchmarkOps/Write64-2      	    2000	    574600 ns/op	       0 B/op	       0 allocs/op
 BenchmarkOps/Read64-2       	    2000	    280436 ns/op	       0 B/op	       0 allocs/op
 BenchmarkPostUnsignaled-2               	    2000	     67882 ns/op	       0 B/op	       0 allocs/op
+BenchmarkOpsStamped/Write64-2      	    2000	    575000 ns/op	     21000 p50-ns	    900000 p99-ns
 PASS
+# round 2
 BenchmarkOps/Write64-2      	    2000	    500000 ns/op	       0 B/op	       0 allocs/op
+# round 3
 BenchmarkOps/Write64-2      	    2000	    600000 ns/op	       0 B/op	       0 allocs/op
 BenchmarkOps/Broken-2      	    2000	    x ns/op
 `
 
-const cOutput = `# rpma_lat: kernel 6.12.117+deb12-amd64, 2000 iterations after 100 warm-up
+const cOutput = `# round 1
+# rpma_lat: kernel 6.12.117+deb12-amd64, 2000 iterations after 100 warm-up
 # atomic write: native; flush: emulated (librpma 1.2.0 has no native flush)
 BenchmarkOps/Write64	    2000	     2991367 ns/op	     42093 p50-ns	  27546846 p99-ns
 BenchmarkOps/WriteThenFlush64	    2000	     1044669 ns/op	     70725 p50-ns	  15235759 p99-ns
@@ -222,14 +228,51 @@ func TestTables(t *testing.T) {
 	var means, medians bytes.Buffer
 	r.WriteMeans(&means)
 	r.WriteMedians(&medians)
-	require.Contains(t, means.String(), "| Write64 | 574600 | 2991367 | 287300 | 0.19 | 0.17 | 2.00 * |")
-	require.Contains(t, means.String(), "| WriteAndFlush64 | — | 1044669 | — | — | — | — |")
+	// Go's median is over its three rounds; the ratio only over round 1,
+	// the one librpma completed.
+	require.Contains(t, means.String(), "| Write64 | 574600 | 2991367 | 0.19 | 0.19-0.19 | 1 | 287300 | 2.00 * |")
+	require.Contains(t, means.String(), "| WriteAndFlush64 | — | 1044669 | — | — | 0 | — | — |")
 	require.Contains(t, medians.String(), "| Write64 | 21000 | 42093 | 0.50 | 900000 | 27546846 | 30000 | 90000 |")
-	require.Equal(t, 1, strings.Count(medians.String(), "| WriteThenFlush64 |"), "one librpma row per C measurement")
+	require.NotContains(t, medians.String(), "| PostUnsignaled |", "no stamped run of the post alone")
 	goRuns, cRuns := r.Runs()
 	require.Equal(t, 1, goRuns)
 	require.Equal(t, 1, cRuns)
 	require.Contains(t, r.Missing(), "Go Flush")
+	require.Contains(t, r.Missing(), "Go stamped Read64")
+	require.NotContains(t, r.Missing(), "Go stamped Write64")
 	require.Contains(t, r.Missing(), "perftest ib_read_lat -s 64")
 	require.NotContains(t, r.Missing(), "librpma WriteAndFlush64")
+}
+
+// TestPaired pairs rounds by number: a round one program lacks is left
+// out, and the ratio is the median of the per-round ratios, not the ratio
+// of the medians.
+func TestPaired(t *testing.T) {
+	g, err := bench.ParseBench(strings.NewReader(`# round 1
+BenchmarkOps/Write64-2 100 200 ns/op
+# round 2
+BenchmarkOps/Write64-2 100 300 ns/op
+# round 3
+BenchmarkOps/Write64-2 100 900 ns/op
+# round 4
+BenchmarkOps/Write64-2 100 100 ns/op
+`))
+	require.NoError(t, err)
+	c, err := bench.ParseBench(strings.NewReader(`# round 1
+BenchmarkOps/Write64 100 100 ns/op
+# round 3
+BenchmarkOps/Write64 100 1000 ns/op
+# round 4
+BenchmarkOps/Write64 100 50 ns/op
+`))
+	require.NoError(t, err)
+	p := bench.Paired(g, "BenchmarkOps/Write64", c, "BenchmarkOps/Write64", "ns/op")
+	require.Equal(t, bench.Ratio{Median: 2, Lo: 0.9, Hi: 2, N: 3}, p)
+	require.Equal(t, 3, g["BenchmarkOps/Write64"][2].Round)
+
+	// Without round lines, runs pair in order.
+	a, _ := bench.ParseBench(strings.NewReader("BenchmarkX 1 30 ns/op\nBenchmarkX 1 40 ns/op\n"))
+	b, _ := bench.ParseBench(strings.NewReader("BenchmarkX 1 10 ns/op\nBenchmarkX 1 20 ns/op\n"))
+	require.Equal(t, bench.Ratio{Median: 2.5, Lo: 2, Hi: 3, N: 2}, bench.Paired(a, "BenchmarkX", b, "BenchmarkX", "ns/op"))
+	require.True(t, math.IsNaN(bench.Paired(a, "BenchmarkY", b, "BenchmarkX", "ns/op").Median))
 }

@@ -15,25 +15,37 @@ import (
 )
 
 // Sample is one line of benchmark output: the iterations and every value
-// by its unit ("ns/op", "B/op", "p50-ns", ...).
+// by its unit ("ns/op", "B/op", "p50-ns", ...), and the round it belongs
+// to (0 when the output has no round lines).
 type Sample struct {
 	Iters  int
 	Values map[string]float64
+	Round  int
 }
 
 // Set holds the samples of each benchmark, by name without the -GOMAXPROCS
 // suffix, in the order they were read (one per run or round).
 type Set map[string][]Sample
 
-var procsSuffix = regexp.MustCompile(`-\d+$`)
+var (
+	procsSuffix = regexp.MustCompile(`-\d+$`)
+	roundLine   = regexp.MustCompile(`^# round (\d+)\b`)
+)
 
 // ParseBench reads the output of go test -bench, or of rpma_lat (which
-// prints the same format), and returns its samples. Lines that are not
-// benchmark results are ignored.
+// prints the same format), and returns its samples. A line "# round N"
+// (scripts/bench.sh writes one before each round) numbers the samples
+// after it, so that Paired can match the rounds of two programs run in
+// alternation. Other lines that are not benchmark results are ignored.
 func ParseBench(r io.Reader) (Set, error) {
 	set := Set{}
+	round := 0
 	sc := bufio.NewScanner(r)
 	for sc.Scan() {
+		if m := roundLine.FindStringSubmatch(sc.Text()); m != nil {
+			round, _ = strconv.Atoi(m[1])
+			continue
+		}
 		f := strings.Fields(sc.Text())
 		if len(f) < 4 || !strings.HasPrefix(f[0], "Benchmark") || len(f)%2 != 0 {
 			continue
@@ -42,7 +54,7 @@ func ParseBench(r io.Reader) (Set, error) {
 		if err != nil {
 			continue
 		}
-		s := Sample{Iters: iters, Values: map[string]float64{}}
+		s := Sample{Iters: iters, Values: map[string]float64{}, Round: round}
 		ok := true
 		for i := 2; i < len(f); i += 2 {
 			v, err := strconv.ParseFloat(f[i], 64)
@@ -86,6 +98,48 @@ func (s Set) Min(name, unit string) float64 {
 		return math.NaN()
 	}
 	return slices.Min(v)
+}
+
+// Ratio is a ratio of two programs' figures over rounds run in
+// alternation: the median of the per-round ratios, their smallest and
+// largest, and the number of rounds both programs completed.
+type Ratio struct {
+	Median, Lo, Hi float64
+	N              int
+}
+
+// Paired pairs the runs of name in a (aName) with those of b (bName) by
+// round, and returns the ratios a/b of their values in unit. Runs of a
+// round that one side lacks (it failed or timed out) are left out; where
+// the outputs have no round lines, runs pair in order.
+func Paired(a Set, aName string, b Set, bName, unit string) Ratio {
+	byRound := map[int]float64{}
+	for i, smp := range b[bName] {
+		if v, ok := smp.Values[unit]; ok && v > 0 {
+			byRound[roundOf(smp, i)] = v
+		}
+	}
+	var ratios []float64
+	for i, smp := range a[aName] {
+		v, ok := smp.Values[unit]
+		d, paired := byRound[roundOf(smp, i)]
+		if ok && paired {
+			ratios = append(ratios, v/d)
+		}
+	}
+	if len(ratios) == 0 {
+		return Ratio{Median: math.NaN(), Lo: math.NaN(), Hi: math.NaN()}
+	}
+	return Ratio{Median: median(ratios), Lo: slices.Min(ratios), Hi: slices.Max(ratios), N: len(ratios)}
+}
+
+// roundOf is a sample's round, or its position (from -1 down, so that it
+// never meets a numbered round) when the output had no round lines.
+func roundOf(s Sample, i int) int {
+	if s.Round > 0 {
+		return s.Round
+	}
+	return -1 - i
 }
 
 func median(v []float64) float64 {
@@ -162,11 +216,21 @@ func ParsePerftest(r io.Reader, cyclesPerNs float64) (Perftest, error) {
 
 // Row is one operation of the comparison: the Go sub-benchmark, the
 // rpma_lat line that measures the same thing with librpma, and the
-// perftest run closest to it, if any.
+// perftest run closest to it, if any. The Go sub-benchmark's per-operation
+// median and 99th percentile come from its stamped twin (Stamped).
 type Row struct {
 	Go, C    string
 	Perftest string // key of the perftest run (file perftest-KEY.txt), or ""
 	Note     string
+}
+
+// Stamped is the name of the Go sub-benchmark that measures the row's
+// operation with a time stamp after each (BenchmarkOpsStamped), or "".
+func (r Row) Stamped() string {
+	if op, ok := strings.CutPrefix(r.Go, "BenchmarkOps/"); ok {
+		return "BenchmarkOpsStamped/" + op
+	}
+	return ""
 }
 
 // HalfRTT marks the perftest runs that are ping-pongs: perftest reports
@@ -192,8 +256,10 @@ var Rows = []Row{
 	{"BenchmarkOps/Flush", "BenchmarkOps/Flush", "read8", "emulated flush = 8-byte read; ib_read_lat -s 8"},
 	{"BenchmarkOps/WriteThenFlush64", "BenchmarkOps/WriteThenFlush64", "", ""},
 	{"BenchmarkOps/WriteAndFlush64", "BenchmarkOps/WriteThenFlush64", "", "librpma has no chained post: vs its write + flush"},
-	{"BenchmarkOps/AtomicWrite", "BenchmarkOps/AtomicWrite", "atomic", "ib_atomic_lat: fetch-and-add, 8 B"},
+	{"BenchmarkOps/AtomicWrite", "BenchmarkOps/AtomicWrite", "atomic", "Go's native where the device has it (the header says); ib_atomic_lat: fetch-and-add, 8 B"},
+	{"BenchmarkOps/AtomicWriteEmulated", "BenchmarkOps/AtomicWrite", "", "Go made to emulate it, as librpma 1.2.0 does: like for like"},
 	{"BenchmarkOps/SendRecv64", "BenchmarkOps/SendRecv64", "send64", "ib_send_lat -s 64: ping-pong, half round trip"},
+	{"BenchmarkOps/Write64Wait", "BenchmarkOps/Write64Wait", "", "completed through the completion event: CQ.Wait vs rpma_cq_wait"},
 	{"BenchmarkPostUnsignaled", "BenchmarkPostUnsignaled", "", "post only (8 B unsignaled write)"},
 }
 
@@ -230,15 +296,16 @@ func (r Results) perftest(key string) (Perftest, bool) {
 }
 
 // WriteMeans writes the main table (Markdown): per operation the Go and
-// librpma ns/op (each the median over the runs of a run's mean), perftest's
-// mean, and the ratios; also the ratio of the best (fastest) runs.
+// librpma ns/op (each the median over the rounds of a round's mean), the
+// median of the per-round Go/librpma ratios and their spread (smallest to
+// largest), perftest's mean and the Go/perftest ratio.
 func (r Results) WriteMeans(w io.Writer) {
-	fmt.Fprintln(w, "| operation | Go ns/op | librpma ns/op | perftest ns/op | Go/librpma | Go/librpma, best runs | Go/perftest | perftest run, notes |")
-	fmt.Fprintln(w, "|---|---:|---:|---:|---:|---:|---:|---|")
+	fmt.Fprintln(w, "| operation | Go ns/op | librpma ns/op | Go/librpma | spread | rounds | perftest ns/op | Go/perftest | notes |")
+	fmt.Fprintln(w, "|---|---:|---:|---:|---|---:|---:|---:|---|")
 	for _, row := range Rows {
 		g, _ := r.Go.Median(row.Go, "ns/op")
 		c, _ := r.C.Median(row.C, "ns/op")
-		best := fmtRatio(r.Go.Min(row.Go, "ns/op"), r.C.Min(row.C, "ns/op"))
+		p := Paired(r.Go, row.Go, r.C, row.C, "ns/op")
 		pt := math.NaN()
 		if p, ok := r.perftest(row.Perftest); ok {
 			pt = p.Avg
@@ -247,35 +314,42 @@ func (r Results) WriteMeans(w io.Writer) {
 		if HalfRTT[row.Perftest] && pratio != "—" {
 			pratio += " *"
 		}
-		fmt.Fprintf(w, "| %s | %s | %s | %s | %s | %s | %s | %s |\n", shortName(row.Go),
-			fmtNs(g), fmtNs(c), fmtNs(pt), fmtRatio(g, c), best, pratio, row.Note)
+		fmt.Fprintf(w, "| %s | %s | %s | %s | %s | %d | %s | %s | %s |\n", shortName(row.Go),
+			fmtNs(g), fmtNs(c), fmtRatio(p.Median, 1), fmtSpread(p), p.N, fmtNs(pt), pratio, row.Note)
 	}
 }
 
+func fmtSpread(p Ratio) string {
+	if p.N == 0 {
+		return "—"
+	}
+	return fmt.Sprintf("%.2f-%.2f", p.Lo, p.Hi)
+}
+
 // WriteMedians writes the per-operation medians and 99th percentiles, in
-// ns: Go's (BenchmarkOps reports them as p50-ns and p99-ns besides the
-// mean), librpma's program's and perftest's, with the Go/librpma ratio of
-// the medians. A ratio of the medians near 1 with a larger ratio of the
-// means says that the gap is in the tail (operations that wait for a
-// scheduler), not in every operation.
+// ns: Go's (from BenchmarkOpsStamped), librpma's program's and perftest's,
+// each the median over the rounds, with the median of the per-round
+// Go/librpma ratios of the medians. A ratio of the medians near 1 with a
+// larger ratio of the means says that the gap is in the tail (operations
+// that wait for a scheduler), not in every operation.
 func (r Results) WriteMedians(w io.Writer) {
 	fmt.Fprintln(w, "| operation | Go p50 | librpma p50 | Go/librpma p50 | Go p99 | librpma p99 | perftest p50 | perftest p99 |")
 	fmt.Fprintln(w, "|---|---:|---:|---:|---:|---:|---:|---:|")
-	seen := map[string]bool{}
 	for _, row := range Rows {
-		if seen[row.C] {
+		st := row.Stamped()
+		if st == "" {
 			continue
 		}
-		seen[row.C] = true
-		g50, _ := r.Go.Median(row.Go, "p50-ns")
-		g99, _ := r.Go.Median(row.Go, "p99-ns")
+		g50, _ := r.Go.Median(st, "p50-ns")
+		g99, _ := r.Go.Median(st, "p99-ns")
 		p50, _ := r.C.Median(row.C, "p50-ns")
 		p99, _ := r.C.Median(row.C, "p99-ns")
 		t50, t99 := math.NaN(), math.NaN()
 		if p, ok := r.perftest(row.Perftest); ok {
 			t50, t99 = p.Typical, p.P99
 		}
-		fmt.Fprintf(w, "| %s | %s | %s | %s | %s | %s | %s | %s |\n", shortName(row.C), fmtNs(g50), fmtNs(p50), fmtRatio(g50, p50),
+		ratio := Paired(r.Go, st, r.C, row.C, "p50-ns")
+		fmt.Fprintf(w, "| %s | %s | %s | %s | %s | %s | %s | %s |\n", shortName(row.Go), fmtNs(g50), fmtNs(p50), fmtRatio(ratio.Median, 1),
 			fmtNs(g99), fmtNs(p99), fmtNs(t50), fmtNs(t99))
 	}
 }
@@ -311,6 +385,11 @@ func (r Results) Missing() []string {
 		}
 		if _, n := r.C.Median(row.C, "ns/op"); n == 0 && row.C == row.Go {
 			m = append(m, "librpma "+shortName(row.C))
+		}
+		if st := row.Stamped(); st != "" {
+			if _, n := r.Go.Median(st, "p50-ns"); n == 0 {
+				m = append(m, "Go stamped "+shortName(row.Go))
+			}
 		}
 	}
 	for _, p := range PerftestRuns {

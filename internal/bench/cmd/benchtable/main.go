@@ -37,7 +37,7 @@ func main() {
 		fmt.Println("- " + l)
 	}
 	goRuns, cRuns := r.Runs()
-	fmt.Printf("- Go and librpma ns/op: median over runs (Go %d, librpma %d) of each run's mean; \"best runs\": the fastest run of each; perftest: the mean (t_avg) of one run\n", goRuns, cRuns)
+	fmt.Printf("- Go and librpma ns/op: median over rounds (Go %d, librpma %d) of each round's mean; Go/librpma: median of the rounds' ratios, and their spread (smallest-largest); perftest: the mean (t_avg) of one run\n", goRuns, cRuns)
 	fmt.Println()
 	r.WriteMeans(os.Stdout)
 	fmt.Println()

@@ -399,10 +399,16 @@ func TestLinkDown(t *testing.T) {
 func linkDownCases() map[string]expect {
 	flushed := expect{end: "flushed", min: 0, max: 5 * time.Second}
 	return map[string]expect{
-		"link-verify":   flushed,
-		"timeout-busy":  flushed,
-		"timeout-idle":  flushed,
-		"link-restored": {end: "flushed", min: linkDownFor - pollSlack, max: linkDownFor + 10*time.Second},
+		"link-verify":  flushed,
+		"timeout-busy": flushed,
+		"timeout-idle": flushed,
+		// Its write is posted only once the survivor sees the restore, so
+		// it cannot end earlier by itself; the lower bound catches an end
+		// reported while the link was down. Half the outage, not all of it:
+		// the survivor sees the fault and restore files over 9p, and on a
+		// loaded host it once saw the fault file 1.6 s after the host made
+		// it (the case then ended "6.4 s after the fault").
+		"link-restored": {end: "flushed", min: linkDownFor / 2, max: linkDownFor + 10*time.Second},
 	}
 }
 

@@ -297,7 +297,7 @@ func TestIntegrationZeroAllocs(t *testing.T) {
 // BenchmarkOps measures each operation: post plus busy-polled completion.
 // Run in the VM: go test -exec "rxevm --" -run '^$' -bench . ./conn/
 func BenchmarkOps(b *testing.B) {
-	env := newBenchEnv(b)
+	env := newOpsEnv(b)
 	for _, name := range []string{"Write64", "Read64", "Flush", "WriteThenFlush64", "WriteAndFlush64", "AtomicWrite", "SendRecv64"} {
 		op := env.ops()[name]
 		b.Run(name, func(b *testing.B) {

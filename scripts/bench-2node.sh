@@ -57,7 +57,8 @@ client() {
 	local n=${BENCH_ITERS:-50} rounds=${BENCH_ROUNDS:-11} budget=${BENCH_ROUND_BUDGET:-270}
 	local ip=${RPMA_TEST_IP:?RPMA_TEST_IP is not set: run in the VM} peer=${RPMA_TEST_PEER_IP:?}
 	mark() { echo "${SECONDS}s $*" >>"$out/timing.txt"; }
-	trap 'touch "$out/done"' EXIT
+	# shellcheck disable=SC2064 # out is local: expand it now
+	trap "touch '$out/done'" EXIT
 	local ok=0
 	for _ in $(seq 1 240); do
 		[ -e "$out/ready" ] && ok=1 && break

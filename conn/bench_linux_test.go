@@ -305,11 +305,17 @@ var benchRows = []string{"Write64", "Read64", "Flush", "WriteThenFlush64", "Writ
 
 // benchOps returns the operation of each row, on one connected pair, plus
 // a second pair for AtomicWriteEmulated.
+// In two-node mode (RPMA_BENCH_SERVER: newOpsEnv) there is no second
+// pair, and the rows that need one or the server's help (SendRecv64) are
+// left out by the -bench pattern of scripts/bench-2node.sh.
 func benchOps(b *testing.B) map[string]func(tb testing.TB, i int) {
-	env := newBenchEnv(b)
+	env := newOpsEnv(b)
 	ops := env.ops()
 	for name, op := range env.waitOps() {
 		ops[name] = op
+	}
+	if os.Getenv(envBenchServer) != "" {
+		return ops
 	}
 	was := core.EmulateAtomicWriteForBenchmarks(true)
 	emu := newBenchEnv(b)
@@ -331,6 +337,9 @@ func BenchmarkOps(b *testing.B) {
 	for _, name := range benchRows {
 		op := ops[name]
 		b.Run(name, func(b *testing.B) {
+			if op == nil {
+				b.Skip("not in two-node mode")
+			}
 			b.ReportAllocs()
 			for i := 0; b.Loop(); i++ {
 				op(b, i)
@@ -348,6 +357,9 @@ func BenchmarkOpsStamped(b *testing.B) {
 	for _, name := range benchRows {
 		op := ops[name]
 		b.Run(name, func(b *testing.B) {
+			if op == nil {
+				b.Skip("not in two-node mode")
+			}
 			var lat latencies
 			lat.clock.Start()
 			last := tsc.Read()

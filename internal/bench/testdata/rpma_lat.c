@@ -4,10 +4,31 @@
 //
 //	cc -O2 -Wall -Wextra -Werror -o rpma_lat rpma_lat.c -lrpma
 //	rpma_lat [-n ITERS] [-w WARMUP] [-t SECONDS] [-p PORT] IP
+//	rpma_lat -s [-t SECONDS] [-p PORT] IP
+//	rpma_lat -c SERVER-IP [-n ITERS] [-w WARMUP] [-t SECONDS] [-p PORT] IP
 //
 // -n: measured iterations per operation (default 1000); -w: untimed ones
 // before them (default 0); -t: SIGALRM ends the process after SECONDS
 // (default 300); -p: the port to listen on and connect to (default 7204).
+//
+// Without -s or -c (the default, which scripts/bench.sh runs) both ends
+// live in this process, as described below. The other two modes split
+// them over two nodes (scripts/bench-2node.sh), so that completions come
+// from a wire rather than from rxe's loopback:
+//
+//   - -s, server only: listens on IP:PORT and accepts one connection at a
+//     time, sending the 21-byte descriptor of its region (dst below) as
+//     the connection's private data, as librpma's examples do; it posts
+//     nothing and waits for the client to disconnect, answers with its
+//     own disconnect, then accepts the next connection, until SIGALRM or
+//     SIGTERM. One server thus serves many rounds of Go and C clients
+//     (conn's BenchmarkOps with RPMA_BENCH_SERVER=SERVER-IP:PORT), so that
+//     only the client library differs. It prints "# rpma_lat: serving"
+//     once it listens.
+//   - -c SERVER-IP, client only: connects from IP's device to
+//     SERVER-IP:PORT, takes rdst from the private data, and runs the
+//     operations below but SendRecv64 and PostUnsignaled (the server posts
+//     no receives).
 //
 // One process, one peer (one protection domain) on the device of IP: a
 // listening endpoint, a thread that accepts the incoming connection request,
@@ -26,6 +47,9 @@
 //	Flush             rpma_flush dst+0, 64 B, VISIBILITY, ALWAYS
 //	WriteThenFlush64  rpma_write 64 B ON_ERROR, then rpma_flush ALWAYS
 //	AtomicWrite       rpma_atomic_write 8 B at dst+128, ALWAYS
+//	Write64Wait       rpma_write 64 B at dst+0, ALWAYS, then rpma_cq_wait
+//	                  and rpma_cq_get_wc until its completion (event mode,
+//	                  as Go's BenchmarkOps/Write64Wait)
 //	SendRecv64        rpma_recv 64 B on the server (dst+256), rpma_send
 //	                  64 B from the client, ALWAYS; poll the client's CQ
 //	                  for the send, then the server's CQ for the receive
@@ -181,6 +205,35 @@ static void op_write64(struct env *e, uint64_t i)
 	spin(e->ccq, 1);
 }
 
+/*
+ * op_write64_wait completes a write through the CQ's completion channel:
+ * rpma_cq_wait (read the event, ack it, re-arm) then rpma_cq_get_wc, until
+ * the completion is there. An event left over from a busy-polled operation
+ * only costs one more round of the loop.
+ */
+static void op_write64_wait(struct env *e, uint64_t i)
+{
+	CHECK(rpma_write(e->client, e->rdst, 0, e->src, 0, 64, RPMA_F_COMPLETION_ALWAYS, CTX(i)));
+	struct ibv_wc wc[WC_BATCH];
+	for (int n = 0; n < 1;) {
+		CHECK(rpma_cq_wait(e->ccq));
+		int got = 0;
+		int ret = rpma_cq_get_wc(e->ccq, WC_BATCH, wc, &got);
+		if (ret == RPMA_E_NO_COMPLETION)
+			continue;
+		if (ret)
+			die("rpma_cq_get_wc", ret);
+		for (int k = 0; k < got; k++) {
+			if (wc[k].status != IBV_WC_SUCCESS) {
+				fprintf(stderr, "rpma_lat: completion failed: status %d\n",
+					(int)wc[k].status);
+				exit(1);
+			}
+		}
+		n += got;
+	}
+}
+
 static void op_read64(struct env *e, uint64_t i)
 {
 	CHECK(rpma_read(e->client, e->src, 0, e->rdst, 64, 64, RPMA_F_COMPLETION_ALWAYS, CTX(i)));
@@ -329,17 +382,110 @@ static void expect_established(struct rpma_conn *c)
 
 static void usage(void)
 {
-	fprintf(stderr, "usage: rpma_lat [-n ITERS] [-w WARMUP] [-t SECONDS] [-p PORT] IP\n");
+	fprintf(stderr, "usage: rpma_lat [-s | -c SERVER-IP] [-n ITERS] [-w WARMUP] [-t SECONDS] "
+			"[-p PORT] IP\n");
 	exit(2);
+}
+
+/* new_peer opens the device of ip, noting whether atomic writes are native. */
+static struct rpma_peer *new_peer(const char *ip)
+{
+	CHECK(rpma_log_set_function(log_fn));
+	CHECK(rpma_log_set_threshold(RPMA_LOG_THRESHOLD, RPMA_LOG_LEVEL_INFO));
+	struct ibv_context *dev = NULL;
+	CHECK(rpma_utils_get_ibv_context(ip, RPMA_UTIL_IBV_CONTEXT_LOCAL, &dev));
+	struct rpma_peer *peer = NULL;
+	CHECK(rpma_peer_new(dev, &peer));
+	CHECK(rpma_log_set_threshold(RPMA_LOG_THRESHOLD, RPMA_LOG_LEVEL_WARNING));
+	return peer;
+}
+
+/* warn reports a failed call of the server's loop, which carries on. */
+static int warn(const char *what, int ret)
+{
+	if (ret)
+		fprintf(stderr, "rpma_lat: server: %s: %s (%d)\n", what, rpma_err_2str(ret), ret);
+	return ret;
+}
+
+/*
+ * serve is the -s mode: one connection at a time, each given the region's
+ * descriptor as private data and kept until the client disconnects. A
+ * client that fails or dies ends its connection only; SIGALRM or SIGTERM
+ * ends the server.
+ */
+static int serve(const char *ip, const char *port)
+{
+	struct rpma_peer *peer = new_peer(ip);
+	void *mem = mmap(NULL, HALF, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	if (mem == MAP_FAILED) {
+		perror("rpma_lat: mmap");
+		return 1;
+	}
+	struct rpma_mr_local *dst = NULL;
+	CHECK(rpma_mr_reg(peer, mem, HALF, USAGE_ALL, &dst));
+	size_t desc_size = 0;
+	CHECK(rpma_mr_get_descriptor_size(dst, &desc_size));
+	char desc[64];
+	if (desc_size > sizeof(desc)) {
+		fprintf(stderr, "rpma_lat: descriptor of %zu bytes\n", desc_size);
+		return 1;
+	}
+	CHECK(rpma_mr_get_descriptor(dst, desc));
+	struct rpma_ep *ep = NULL;
+	CHECK(rpma_ep_listen(peer, ip, port, &ep));
+	printf("# rpma_lat: serving on %s:%s, descriptor of %zu bytes\n", ip, port, desc_size);
+	fflush(stdout);
+	for (unsigned long n = 1;; n++) {
+		struct rpma_conn_req *req = NULL;
+		CHECK(rpma_ep_next_conn_req(ep, NULL, &req));
+		struct rpma_conn_private_data pdata = {desc, (uint8_t)desc_size};
+		struct rpma_conn *c = NULL;
+		if (warn("rpma_conn_req_connect", rpma_conn_req_connect(&req, &pdata, &c)))
+			continue;
+		enum rpma_conn_event ev = RPMA_CONN_UNDEFINED;
+		if (warn("rpma_conn_next_event", rpma_conn_next_event(c, &ev)) == 0) {
+			if (ev == RPMA_CONN_ESTABLISHED) {
+				/* serve until the client goes: CLOSED or LOST */
+				if (warn("rpma_conn_next_event", rpma_conn_next_event(c, &ev)) == 0)
+					printf("# rpma_lat: connection %lu: %s\n", n,
+					       rpma_utils_conn_event_2str(ev));
+			} else {
+				fprintf(stderr, "rpma_lat: server: connection %lu: %s\n", n,
+					rpma_utils_conn_event_2str(ev));
+			}
+		}
+		fflush(stdout);
+		warn("rpma_conn_disconnect", rpma_conn_disconnect(c));
+		warn("rpma_conn_delete", rpma_conn_delete(&c));
+	}
+}
+
+/*
+ * connect_remote is the -c mode's setup: a connection from peer to
+ * server:port, and the server's region (rdst) from its private data.
+ */
+static void connect_remote(struct env *e, struct rpma_peer *peer, const char *server,
+			   const char *port)
+{
+	struct rpma_conn_req *req = NULL;
+	CHECK(rpma_conn_req_new(peer, server, port, NULL, &req));
+	CHECK(rpma_conn_req_connect(&req, NULL, &e->client));
+	expect_established(e->client);
+	struct rpma_conn_private_data pdata = {0};
+	CHECK(rpma_conn_get_private_data(e->client, &pdata));
+	CHECK(rpma_mr_remote_from_descriptor(pdata.ptr, pdata.len, &e->rdst));
+	CHECK(rpma_conn_get_cq(e->client, &e->ccq));
 }
 
 int main(int argc, char **argv)
 {
 	uint64_t iters = 1000, warmup = 0;
 	unsigned timeout = 300;
-	const char *port = "7204";
+	const char *port = "7204", *server_ip = NULL;
+	int server_mode = 0;
 	int opt;
-	while ((opt = getopt(argc, argv, "n:w:t:p:")) != -1) {
+	while ((opt = getopt(argc, argv, "n:w:t:p:sc:")) != -1) {
 		switch (opt) {
 		case 'n':
 			iters = strtoull(optarg, NULL, 10);
@@ -353,57 +499,71 @@ int main(int argc, char **argv)
 		case 'p':
 			port = optarg;
 			break;
+		case 's':
+			server_mode = 1;
+			break;
+		case 'c':
+			server_ip = optarg;
+			break;
 		default:
 			usage();
 		}
 	}
-	if (optind != argc - 1 || iters == 0)
+	if (optind != argc - 1 || iters == 0 || (server_mode && server_ip != NULL))
 		usage();
 	const char *ip = argv[optind];
 	alarm(timeout); /* SIGALRM ends a run that hangs */
+	if (server_mode)
+		return serve(ip, port);
 
-	CHECK(rpma_log_set_function(log_fn));
-	CHECK(rpma_log_set_threshold(RPMA_LOG_THRESHOLD, RPMA_LOG_LEVEL_INFO));
-	struct ibv_context *dev = NULL;
-	CHECK(rpma_utils_get_ibv_context(ip, RPMA_UTIL_IBV_CONTEXT_LOCAL, &dev));
-	struct rpma_peer *peer = NULL;
-	CHECK(rpma_peer_new(dev, &peer));
-	CHECK(rpma_log_set_threshold(RPMA_LOG_THRESHOLD, RPMA_LOG_LEVEL_WARNING));
-
+	struct rpma_peer *peer = new_peer(ip);
 	struct server srv = {0};
-	CHECK(rpma_ep_listen(peer, ip, port, &srv.ep));
-	pthread_t th;
-	if (pthread_create(&th, NULL, accept_one, &srv) != 0) {
-		perror("rpma_lat: pthread_create");
-		return 1;
-	}
 	struct env e = {0};
-	struct rpma_conn_req *req = NULL;
-	CHECK(rpma_conn_req_new(peer, ip, port, NULL, &req));
-	CHECK(rpma_conn_req_connect(&req, NULL, &e.client));
-	pthread_join(th, NULL);
-	e.server = srv.conn;
-	expect_established(e.client);
-	expect_established(e.server);
-	CHECK(rpma_conn_get_cq(e.client, &e.ccq));
-	CHECK(rpma_conn_get_cq(e.server, &e.scq));
+	void *mem = NULL;
+	if (server_ip != NULL) {
+		connect_remote(&e, peer, server_ip, port);
+		mem = mmap(NULL, MEM_SIZE, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1,
+			   0);
+		if (mem == MAP_FAILED) {
+			perror("rpma_lat: mmap");
+			return 1;
+		}
+		CHECK(rpma_mr_reg(peer, mem, HALF, USAGE_ALL, &e.src));
+	} else {
+		CHECK(rpma_ep_listen(peer, ip, port, &srv.ep));
+		pthread_t th;
+		if (pthread_create(&th, NULL, accept_one, &srv) != 0) {
+			perror("rpma_lat: pthread_create");
+			return 1;
+		}
+		struct rpma_conn_req *req = NULL;
+		CHECK(rpma_conn_req_new(peer, ip, port, NULL, &req));
+		CHECK(rpma_conn_req_connect(&req, NULL, &e.client));
+		pthread_join(th, NULL);
+		e.server = srv.conn;
+		expect_established(e.client);
+		expect_established(e.server);
+		CHECK(rpma_conn_get_cq(e.client, &e.ccq));
+		CHECK(rpma_conn_get_cq(e.server, &e.scq));
 
-	void *mem = mmap(NULL, MEM_SIZE, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
-	if (mem == MAP_FAILED) {
-		perror("rpma_lat: mmap");
-		return 1;
+		mem = mmap(NULL, MEM_SIZE, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1,
+			   0);
+		if (mem == MAP_FAILED) {
+			perror("rpma_lat: mmap");
+			return 1;
+		}
+		CHECK(rpma_mr_reg(peer, mem, HALF, USAGE_ALL, &e.src));
+		CHECK(rpma_mr_reg(peer, (char *)mem + HALF, HALF, USAGE_ALL, &e.dst));
+		size_t desc_size = 0;
+		CHECK(rpma_mr_get_descriptor_size(e.dst, &desc_size));
+		char desc[64];
+		if (desc_size > sizeof(desc)) {
+			fprintf(stderr, "rpma_lat: descriptor of %zu bytes\n", desc_size);
+			return 1;
+		}
+		CHECK(rpma_mr_get_descriptor(e.dst, desc));
+		CHECK(rpma_mr_remote_from_descriptor(desc, desc_size, &e.rdst));
 	}
-	CHECK(rpma_mr_reg(peer, mem, HALF, USAGE_ALL, &e.src));
-	CHECK(rpma_mr_reg(peer, (char *)mem + HALF, HALF, USAGE_ALL, &e.dst));
-	size_t desc_size = 0;
-	CHECK(rpma_mr_get_descriptor_size(e.dst, &desc_size));
-	char desc[64];
-	if (desc_size > sizeof(desc)) {
-		fprintf(stderr, "rpma_lat: descriptor of %zu bytes\n", desc_size);
-		return 1;
-	}
-	CHECK(rpma_mr_get_descriptor(e.dst, desc));
-	CHECK(rpma_mr_remote_from_descriptor(desc, desc_size, &e.rdst));
 
 	uint64_t *ts = calloc(iters + 1, sizeof(uint64_t));
 	uint64_t *d = calloc(iters, sizeof(uint64_t));
@@ -430,6 +590,8 @@ int main(int argc, char **argv)
 	uname(&u);
 	printf("# rpma_lat: kernel %s, %" PRIu64 " iterations after %" PRIu64 " warm-up\n",
 	       u.release, iters, warmup);
+	if (server_ip != NULL)
+		printf("# client of %s:%s (two nodes)\n", server_ip, port);
 	printf("# atomic write: %s; flush: emulated (librpma 1.2.0 has no native flush)\n",
 	       atomic_write_emulated ? "emulated (inline RDMA write)" : "native");
 	printf("# clocks: clock_gettime %.0f ns a call (twice per run), " STAMP_NAME
@@ -441,6 +603,21 @@ int main(int argc, char **argv)
 	bench(&e, "BenchmarkOps/Flush", op_flush, iters, warmup, ts, d);
 	bench(&e, "BenchmarkOps/WriteThenFlush64", op_write_then_flush64, iters, warmup, ts, d);
 	bench(&e, "BenchmarkOps/AtomicWrite", op_atomic_write, iters, warmup, ts, d);
+	bench(&e, "BenchmarkOps/Write64Wait", op_write64_wait, iters, warmup, ts, d);
+	if (server_ip != NULL) {
+		free(ts);
+		free(d);
+		/* the server answers the disconnect with its own: then CLOSED */
+		enum rpma_conn_event ev;
+		CHECK(rpma_conn_disconnect(e.client));
+		CHECK(rpma_conn_next_event(e.client, &ev));
+		CHECK(rpma_conn_delete(&e.client));
+		CHECK(rpma_mr_remote_delete(&e.rdst));
+		CHECK(rpma_mr_dereg(&e.src));
+		munmap(mem, MEM_SIZE);
+		CHECK(rpma_peer_delete(&peer));
+		return 0;
+	}
 	bench(&e, "BenchmarkOps/SendRecv64", op_send_recv64, iters, warmup, ts, d);
 	bench(&e, "BenchmarkPostUnsignaled", op_post_unsignaled, iters, warmup, ts, d);
 	drain(&e);

@@ -3,13 +3,15 @@
 // the Go library, so that the two can be compared side by side in one VM.
 //
 //	cc -O2 -Wall -Wextra -Werror -o rpma_lat rpma_lat.c -lrpma
-//	rpma_lat [-n ITERS] [-w WARMUP] [-t SECONDS] [-p PORT] IP
+//	rpma_lat [-n ITERS] [-w WARMUP] [-t SECONDS] [-p PORT] [-o OP] IP
 //	rpma_lat -s [-t SECONDS] [-p PORT] IP
 //	rpma_lat -c SERVER-IP [-n ITERS] [-w WARMUP] [-t SECONDS] [-p PORT] IP
 //
 // -n: measured iterations per operation (default 1000); -w: untimed ones
 // before them (default 0); -t: SIGALRM ends the process after SECONDS
-// (default 300); -p: the port to listen on and connect to (default 7204).
+// (default 300); -p: the port to listen on and connect to (default 7204);
+// -o: run only the operation of that name (Write64, Read64, ...), as
+// scripts/bench-sched.sh does to trace one operation.
 //
 // Without -s or -c (the default, which scripts/bench.sh runs) both ends
 // live in this process, as described below. The other two modes split
@@ -332,9 +334,15 @@ static int cmp_u64(const void *a, const void *b)
 typedef void (*op_fn)(struct env *, uint64_t);
 
 /* bench runs op warmup times, then iters times with a clock read after each. */
+/* only_op, from -o: run only the operation of that name (Write64, ...). */
+static const char *only_op;
+
 static void bench(struct env *e, const char *name, op_fn op, uint64_t iters, uint64_t warmup,
 		  uint64_t *ts, uint64_t *d)
 {
+	const char *slash = strrchr(name, '/');
+	if (only_op != NULL && strcmp(slash != NULL ? slash + 1 : name, only_op) != 0)
+		return;
 	for (uint64_t i = 0; i < warmup; i++)
 		op(e, i);
 	uint64_t t0 = now_ns();
@@ -383,7 +391,7 @@ static void expect_established(struct rpma_conn *c)
 static void usage(void)
 {
 	fprintf(stderr, "usage: rpma_lat [-s | -c SERVER-IP] [-n ITERS] [-w WARMUP] [-t SECONDS] "
-			"[-p PORT] IP\n");
+			"[-p PORT] [-o OP] IP\n");
 	exit(2);
 }
 
@@ -485,7 +493,7 @@ int main(int argc, char **argv)
 	const char *port = "7204", *server_ip = NULL;
 	int server_mode = 0;
 	int opt;
-	while ((opt = getopt(argc, argv, "n:w:t:p:sc:")) != -1) {
+	while ((opt = getopt(argc, argv, "n:w:t:p:sc:o:")) != -1) {
 		switch (opt) {
 		case 'n':
 			iters = strtoull(optarg, NULL, 10);
@@ -504,6 +512,9 @@ int main(int argc, char **argv)
 			break;
 		case 'c':
 			server_ip = optarg;
+			break;
+		case 'o':
+			only_op = optarg;
 			break;
 		default:
 			usage();

@@ -35,6 +35,7 @@ test: setup
 # (doc/performance.md).
 bench: setup
 	bash scripts/bench.sh
+	bash scripts/bench-scale.sh
 
 lint:
 	bash scripts/lint.sh

@@ -60,12 +60,11 @@ func first(s Set, name, unit string) float64 {
 
 // scaleStats are one N's figures over the rounds.
 type scaleStats struct {
-	goOps, cOps       []float64 // per round that has it
-	ratios            []float64 // Go/C ops/s, per round that has both
-	goMem, cMem       []float64 // B/conn
-	goFDs, cFDs       []float64 // fds/conn
-	goSetup, cSetup   []float64 // setup-s
-	goRuns, cRuns, nr int
+	goOps, cOps     []float64 // per round that has it
+	ratios          []float64 // Go/C ops/s, per round that has both
+	goMem, cMem     []float64 // B/conn
+	goFDs, cFDs     []float64 // fds/conn
+	goSetup, cSetup []float64 // setup-s
 }
 
 func collect(rounds []ScaleRound, name string) scaleStats {

@@ -36,6 +36,7 @@ test: setup
 bench: setup
 	bash scripts/bench.sh
 	bash scripts/bench-2node.sh
+	bash scripts/bench-scale.sh
 
 lint:
 	bash scripts/lint.sh

@@ -82,7 +82,19 @@ type SchedStats struct {
 	WakeTarget     map[string]int
 	WakeToRunP50Us float64
 	WakeToRunP90Us float64
+	// Syscalls: the program's system calls between the first and the last
+	// post, by x86-64 number (posts included): for Go, the runtime's
+	// nanosleep (35: sysmon), futex (202: threads parked and woken) and
+	// tgkill (234: preemption signals).
+	Syscalls map[int]int
 }
+
+// x86-64 system call numbers that WriteSched counts.
+const (
+	sysNanosleep = 35
+	sysFutex     = 202
+	sysTgkill    = 234
+)
 
 // isPost tells rxe's doorbell: rdma-core's rxe provider rings it after
 // queueing send requests with a 32-byte write (struct ibv_post_send, with
@@ -122,7 +134,7 @@ func AnalyzeSched(evs []TraceEvent, comm string) (SchedStats, error) {
 	if len(posts) < 2 {
 		return SchedStats{}, fmt.Errorf("%d posts by %q in the trace", len(posts), comm)
 	}
-	s := SchedStats{Posts: len(posts), Threads: len(threads), Share: map[string]float64{}, WakeTarget: map[string]int{}}
+	s := SchedStats{Posts: len(posts), Threads: len(threads), Share: map[string]float64{}, WakeTarget: map[string]int{}, Syscalls: map[int]int{}}
 	for i := 1; i < len(posts); i++ {
 		if posts[i].PID != posts[i-1].PID {
 			s.Hops++
@@ -157,6 +169,12 @@ func AnalyzeSched(evs []TraceEvent, comm string) (SchedStats, error) {
 		for next < len(posts) && posts[next].Time <= e.Time {
 			poller = posts[next].PID
 			next++
+		}
+		if e.Event == "sys_enter" && e.Time >= t0 && threads[e.PID] {
+			var nr int
+			if _, err := fmt.Sscanf(e.Data, "NR %d ", &nr); err == nil {
+				s.Syscalls[nr]++
+			}
 		}
 		if e.Event == "sched_switch" {
 			m := nextPID.FindStringSubmatch(e.Data)
@@ -218,12 +236,12 @@ func percentile(v []float64, p int) float64 {
 
 // WriteSched writes one Markdown row per run: name, then s's figures.
 func WriteSched(w io.Writer, names []string, stats []SchedStats) {
-	fmt.Fprintln(w, "| run | posts | threads | hops | vCPU time: poller / other threads / rxe / idle | rxe wake-ups | woken onto: poller / other threads / rxe / idle | wake to run p50 / p90 µs |")
-	fmt.Fprintln(w, "|---|---:|---:|---:|---|---:|---|---|")
+	fmt.Fprintln(w, "| run | posts | threads | hops | nanosleep / futex / tgkill | vCPU time: poller / other threads / rxe / idle | rxe wake-ups | woken onto: poller / other threads / rxe / idle | wake to run p50 / p90 µs |")
+	fmt.Fprintln(w, "|---|---:|---:|---:|---|---|---:|---|---|")
 	for i, s := range stats {
 		pct := func(k string) string { return fmt.Sprintf("%.0f%%", 100*s.Share[k]) }
-		fmt.Fprintf(w, "| %s | %d | %d | %d | %s / %s / %s / %s | %d | %d / %d / %d / %d | %.0f / %.0f |\n", names[i],
-			s.Posts, s.Threads, s.Hops, pct(RolePoller), pct(RoleOther), pct(RoleRXE), pct(RoleIdle),
+		fmt.Fprintf(w, "| %s | %d | %d | %d | %d / %d / %d | %s / %s / %s / %s | %d | %d / %d / %d / %d | %.0f / %.0f |\n", names[i],
+			s.Posts, s.Threads, s.Hops, s.Syscalls[sysNanosleep], s.Syscalls[sysFutex], s.Syscalls[sysTgkill], pct(RolePoller), pct(RoleOther), pct(RoleRXE), pct(RoleIdle),
 			s.Wakeups, s.WakeTarget[RolePoller], s.WakeTarget[RoleOther], s.WakeTarget[RoleRXE], s.WakeTarget[RoleIdle],
 			s.WakeToRunP50Us, s.WakeToRunP90Us)
 	}

@@ -26,6 +26,7 @@ const schedTrace = `# tracer: nop
             prog-10      [000] .....     1.000410: sched_wakeup: comm=kworker/u8:2 pid=50 prio=120 target_cpu=001
           <idle>-0       [001] .....     1.000450: sched_switch: prev_comm=swapper/1 prev_pid=0 prev_prio=120 prev_state=R ==> next_comm=kworker/u8:2 next_pid=50 next_prio=120
             prog-10      [000] .....     1.000500: sys_enter: NR 1 (3, 7fff74998d60, 18, 0, 7, 0)
+            prog-10      [000] .....     1.000600: sys_enter: NR 202 (c000080148, 80, 0, 0, 0, 0)
             prog-10      [000] .....     1.000900: sched_switch: prev_comm=prog prev_pid=10 prev_prio=120 prev_state=S ==> next_comm=prog next_pid=11 next_prio=120
             prog-11      [000] .....     1.001000: sys_enter: NR 1 (3, 7fff74998d60, 20, 0, 7, 0)
 `
@@ -33,12 +34,13 @@ const schedTrace = `# tracer: nop
 func TestAnalyzeSched(t *testing.T) {
 	evs, err := ParseTrace(strings.NewReader(schedTrace))
 	require.NoError(t, err)
-	require.Len(t, evs, 13)
+	require.Len(t, evs, 14)
 	s, err := AnalyzeSched(evs, "prog")
 	require.NoError(t, err)
 	require.Equal(t, 3, s.Posts, "the 24-byte write is not a post")
 	require.Equal(t, 2, s.Threads)
 	require.Equal(t, 1, s.Hops)
+	require.Equal(t, map[int]int{1: 4, 202: 1}, s.Syscalls)
 	require.Equal(t, 2, s.Wakeups)
 	require.Equal(t, map[string]int{RolePoller: 1, RoleIdle: 1}, s.WakeTarget)
 	// The first wake-up ran 90 µs later, the second 40 µs.
@@ -56,7 +58,7 @@ func TestAnalyzeSched(t *testing.T) {
 
 	var b bytes.Buffer
 	WriteSched(&b, []string{"prog"}, []SchedStats{s})
-	require.Contains(t, b.String(), "| prog | 3 | 2 | 1 | 44% / 0% / 36% / 19% | 2 | 1 / 0 / 0 / 1 | 40 / 90 |")
+	require.Contains(t, b.String(), "| prog | 3 | 2 | 1 | 0 / 1 / 0 | 44% / 0% / 36% / 19% | 2 | 1 / 0 / 0 / 1 | 40 / 90 |")
 }
 
 func TestWriteSchedTiming(t *testing.T) {

@@ -3,24 +3,15 @@
 package conn_test
 
 import (
-	"context"
 	"errors"
 	"flag"
 	"fmt"
 	"strings"
 	"testing"
-	"time"
-
-	"github.com/stretchr/testify/require"
 
 	"github.com/gorpma/rpma/conn"
 	"github.com/gorpma/rpma/cq"
-	"github.com/gorpma/rpma/ep"
-	"github.com/gorpma/rpma/internal/rdmatest"
 	"github.com/gorpma/rpma/internal/tsc"
-	"github.com/gorpma/rpma/mr"
-	"github.com/gorpma/rpma/peer"
-	"github.com/gorpma/rpma/pmem"
 	"github.com/gorpma/rpma/rpma"
 )
 
@@ -51,71 +42,17 @@ func sizeName(n int) string {
 
 // bwEnv is a connected pair with a 16 MiB source and a 16 MiB remote
 // destination, whose client SQ and CQ hold bwMaxQD outstanding requests.
-type bwEnv struct {
-	client *conn.Conn
-	src    *mr.Local
-	rdst   *mr.Remote
-	wcs    []cq.WC
-}
+type bwEnv struct{ *benchEnv }
 
 // newBWEnv sets the pair up, failing tb on an error; owner (the
 // top-level benchmark) closes it when it ends.
 func newBWEnv(tb, owner testing.TB) *bwEnv {
 	tb.Helper()
-	ip := rdmatest.IP(tb)
-	dev, err := peer.DeviceForAddress(ip, rpma.IbvContextLocal)
-	require.NoError(tb, err)
-	p, err := peer.New(dev)
-	require.NoError(tb, err)
-	e, err := ep.Listen(p, ip, "0")
-	require.NoError(tb, err)
 	cfg := conn.DefaultConfig()
 	cfg.SQSize, cfg.CQSize = bwMaxQD, bwMaxQD
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	srv := make(chan result[*conn.Conn], 1)
-	go func() {
-		req, err := e.NextConnReq(ctx, cfg)
-		if err != nil {
-			srv <- result[*conn.Conn]{err: err}
-			return
-		}
-		c, err := req.Connect(nil)
-		srv <- result[*conn.Conn]{v: c, err: err}
-	}()
-	req, err := conn.NewRequest(ctx, p, ip, e.Port(), cfg)
-	require.NoError(tb, err)
-	client, err := req.Connect(nil)
-	require.NoError(tb, err)
-	r := <-srv
-	require.NoError(tb, r.err)
-	server := r.v
-	for _, c := range []*conn.Conn{client, server} {
-		ev, err := c.NextEvent(ctx)
-		require.NoError(tb, err)
-		require.Equal(tb, rpma.ConnEstablished, ev)
-	}
-	mem, err := pmem.Alloc(2 * bwRegion)
-	require.NoError(tb, err)
-	use := mr.UsageReadSrc | mr.UsageReadDst | mr.UsageWriteSrc | mr.UsageWriteDst
-	src, err := mr.Reg(p, mem.Bytes()[:bwRegion], use)
-	require.NoError(tb, err)
-	dst, err := mr.Reg(p, mem.Bytes()[bwRegion:], use)
-	require.NoError(tb, err)
-	d := dst.Descriptor()
-	rdst, err := mr.RemoteFromDescriptor(d[:])
-	require.NoError(tb, err)
-	owner.Cleanup(func() {
-		require.NoError(owner, client.Close())
-		require.NoError(owner, server.Close())
-		require.NoError(owner, src.Dereg())
-		require.NoError(owner, dst.Dereg())
-		require.NoError(owner, mem.Close())
-		require.NoError(owner, e.Close())
-		require.NoError(owner, p.Close())
-		require.NoError(owner, dev.Close())
-	})
-	return &bwEnv{client: client, src: src, rdst: rdst, wcs: make([]cq.WC, bwMaxQD)}
+	env := newBenchPair(tb, owner, bwRegion, cfg)
+	env.wcs = make([]cq.WC, bwMaxQD)
+	return &bwEnv{env}
 }
 
 // skipUnlessNamed skips b unless the -test.bench pattern names it (holds

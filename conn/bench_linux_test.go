@@ -38,6 +38,15 @@ type benchEnv struct {
 
 func newBenchEnv(tb testing.TB) *benchEnv {
 	tb.Helper()
+	return newBenchPair(tb, tb, 1<<15, nil)
+}
+
+// newBenchPair sets up a connected pair with cfg (nil: the default) and
+// two registered regions of half bytes each, src and dst (the remote one),
+// with every usage but the persistent flush. owner (the top-level test or
+// benchmark) closes it all when it ends; tb fails on an error.
+func newBenchPair(tb, owner testing.TB, half int, cfg *conn.Config) *benchEnv {
+	tb.Helper()
 	ip := rdmatest.IP(tb)
 	dev, err := peer.DeviceForAddress(ip, rpma.IbvContextLocal)
 	require.NoError(tb, err)
@@ -49,7 +58,7 @@ func newBenchEnv(tb testing.TB) *benchEnv {
 	defer cancel()
 	srv := make(chan result[*conn.Conn], 1)
 	go func() {
-		req, err := e.NextConnReq(ctx, nil)
+		req, err := e.NextConnReq(ctx, cfg)
 		if err != nil {
 			srv <- result[*conn.Conn]{err: err}
 			return
@@ -57,7 +66,7 @@ func newBenchEnv(tb testing.TB) *benchEnv {
 		c, err := req.Connect(nil)
 		srv <- result[*conn.Conn]{v: c, err: err}
 	}()
-	req, err := conn.NewRequest(ctx, p, ip, e.Port(), nil)
+	req, err := conn.NewRequest(ctx, p, ip, e.Port(), cfg)
 	require.NoError(tb, err)
 	client, err := req.Connect(nil)
 	require.NoError(tb, err)
@@ -69,25 +78,25 @@ func newBenchEnv(tb testing.TB) *benchEnv {
 		require.NoError(tb, err)
 		require.Equal(tb, rpma.ConnEstablished, ev)
 	}
-	mem, err := pmem.Alloc(1 << 16)
+	mem, err := pmem.Alloc(2 * half)
 	require.NoError(tb, err)
 	all := mr.UsageReadSrc | mr.UsageReadDst | mr.UsageWriteSrc | mr.UsageWriteDst | mr.UsageFlushVisibility | mr.UsageSend | mr.UsageRecv
-	src, err := mr.Reg(p, mem.Bytes()[:1<<15], all)
+	src, err := mr.Reg(p, mem.Bytes()[:half], all)
 	require.NoError(tb, err)
-	dst, err := mr.Reg(p, mem.Bytes()[1<<15:], all)
+	dst, err := mr.Reg(p, mem.Bytes()[half:], all)
 	require.NoError(tb, err)
 	d := dst.Descriptor()
 	rdst, err := mr.RemoteFromDescriptor(d[:])
 	require.NoError(tb, err)
-	tb.Cleanup(func() {
-		require.NoError(tb, client.Close())
-		require.NoError(tb, server.Close())
-		require.NoError(tb, src.Dereg())
-		require.NoError(tb, dst.Dereg())
-		require.NoError(tb, mem.Close())
-		require.NoError(tb, e.Close())
-		require.NoError(tb, p.Close())
-		require.NoError(tb, dev.Close())
+	owner.Cleanup(func() {
+		require.NoError(owner, client.Close())
+		require.NoError(owner, server.Close())
+		require.NoError(owner, src.Dereg())
+		require.NoError(owner, dst.Dereg())
+		require.NoError(owner, mem.Close())
+		require.NoError(owner, e.Close())
+		require.NoError(owner, p.Close())
+		require.NoError(owner, dev.Close())
 	})
 	return &benchEnv{client: client, server: server, src: src, dst: dst, rdst: rdst, wcs: make([]cq.WC, 8)}
 }

@@ -20,70 +20,92 @@ import (
 	"github.com/gorpma/rpma/internal/rdmatest"
 )
 
-// ccFlags are the flags scripts/bench.sh builds rpma_lat with.
+// ccFlags are the flags the bench scripts build their C programs with.
 var ccFlags = []string{"-O2", "-Wall", "-Wextra", "-Werror"}
 
-// The build of rpma_lat is shared by the tests of this binary: under TCG
-// one compilation takes tens of seconds.
-var rpmaLat struct {
-	once sync.Once
-	dir  string
-	bin  string
-	skip string // why the build cannot be tried
-	err  error
+// The builds of the C programs are shared by the tests of this binary:
+// under TCG one compilation takes tens of seconds.
+var cBuilds struct {
+	sync.Mutex
+	dir   string
+	once  map[string]*sync.Once
+	bin   map[string]string
+	skip  string // why no build can be tried
+	err   map[string]error
+	probe sync.Once
 }
 
 func TestMain(m *testing.M) {
 	code := m.Run()
-	if rpmaLat.dir != "" {
-		os.RemoveAll(rpmaLat.dir)
+	if cBuilds.dir != "" {
+		os.RemoveAll(cBuilds.dir)
 	}
 	os.Exit(code)
 }
 
-// buildRPMALat compiles testdata/rpma_lat.c (once), or skips the test when
-// there is no C compiler or no librpma.h.
-func buildRPMALat(t *testing.T) string {
+// buildC compiles testdata/NAME.c against librpma with ccFlags (once per
+// test binary), or skips the test when there is no C compiler or no
+// librpma.h, and returns the program's path.
+func buildC(t *testing.T, name string) string {
 	t.Helper()
-	rpmaLat.once.Do(func() {
+	cBuilds.Lock()
+	if cBuilds.once == nil {
+		cBuilds.once, cBuilds.bin, cBuilds.err = map[string]*sync.Once{}, map[string]string{}, map[string]error{}
+	}
+	once := cBuilds.once[name]
+	if once == nil {
+		once = new(sync.Once)
+		cBuilds.once[name] = once
+	}
+	cBuilds.Unlock()
+	cBuilds.probe.Do(func() {
 		cc, err := exec.LookPath("cc")
 		if err != nil {
-			rpmaLat.skip = "no C compiler (cc) on PATH: scripts/setup.sh installs gcc"
+			cBuilds.skip = "no C compiler (cc) on PATH: scripts/setup.sh installs gcc"
 			return
 		}
 		probe := exec.Command(cc, "-E", "-x", "c", "-o", os.DevNull, "-")
 		probe.Stdin = strings.NewReader("#include <librpma.h>\n")
 		if out, err := probe.CombinedOutput(); err != nil {
-			rpmaLat.skip = fmt.Sprintf("librpma.h not found (scripts/setup.sh installs librpma-dev): %v\n%s", err, out)
+			cBuilds.skip = fmt.Sprintf("librpma.h not found (scripts/setup.sh installs librpma-dev): %v\n%s", err, out)
 			return
 		}
-		if rpmaLat.dir, rpmaLat.err = os.MkdirTemp("", "rpma_lat"); rpmaLat.err != nil {
-			return
-		}
-		rpmaLat.bin = filepath.Join(rpmaLat.dir, "rpma_lat")
-		args := append(append([]string{}, ccFlags...), "-o", rpmaLat.bin, filepath.Join("testdata", "rpma_lat.c"), "-lrpma")
-		if out, err := exec.Command(cc, args...).CombinedOutput(); err != nil {
-			rpmaLat.err = fmt.Errorf("cc %s: %v\n%s", strings.Join(args, " "), err, out)
+		cBuilds.dir, err = os.MkdirTemp("", "rpma-bench-c")
+		if err != nil {
+			cBuilds.skip = err.Error()
 		}
 	})
-	if rpmaLat.skip != "" {
-		t.Skip(rpmaLat.skip)
+	if cBuilds.skip != "" {
+		t.Skip(cBuilds.skip)
 	}
-	require.NoError(t, rpmaLat.err)
-	return rpmaLat.bin
+	once.Do(func() {
+		bin := filepath.Join(cBuilds.dir, name)
+		args := append(append([]string{}, ccFlags...), "-o", bin, filepath.Join("testdata", name+".c"), "-lrpma")
+		var err error
+		if out, cerr := exec.Command("cc", args...).CombinedOutput(); cerr != nil {
+			err = fmt.Errorf("cc %s: %v\n%s", strings.Join(args, " "), cerr, out)
+		}
+		cBuilds.Lock()
+		cBuilds.bin[name], cBuilds.err[name] = bin, err
+		cBuilds.Unlock()
+	})
+	cBuilds.Lock()
+	defer cBuilds.Unlock()
+	require.NoError(t, cBuilds.err[name])
+	return cBuilds.bin[name]
 }
 
 // TestRPMALatCompiles keeps the C program building, warning-free, against
 // the installed librpma.
 func TestRPMALatCompiles(t *testing.T) {
-	buildRPMALat(t)
+	buildC(t, "rpma_lat")
 }
 
 // TestIntegrationRPMALat runs the C program briefly on a real device and
 // checks that it prints every operation of the table.
 func TestIntegrationRPMALat(t *testing.T) {
 	ip := rdmatest.IP(t)
-	bin := buildRPMALat(t)
+	bin := buildC(t, "rpma_lat")
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
 	var stdout, stderr bytes.Buffer

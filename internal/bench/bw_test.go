@@ -19,31 +19,10 @@ import (
 	"github.com/gorpma/rpma/internal/rdmatest"
 )
 
-// buildRPMABW compiles testdata/rpma_bw.c into a temporary directory as
-// scripts/bench-bw.sh does, or skips the test when there is no C compiler
-// or no librpma.h.
-func buildRPMABW(t *testing.T) string {
-	t.Helper()
-	cc, err := exec.LookPath("cc")
-	if err != nil {
-		t.Skip("no C compiler (cc) on PATH: scripts/setup.sh installs gcc")
-	}
-	probe := exec.Command(cc, "-E", "-x", "c", "-o", os.DevNull, "-")
-	probe.Stdin = strings.NewReader("#include <librpma.h>\n")
-	if out, err := probe.CombinedOutput(); err != nil {
-		t.Skipf("librpma.h not found (scripts/setup.sh installs librpma-dev): %v\n%s", err, out)
-	}
-	bin := filepath.Join(t.TempDir(), "rpma_bw")
-	args := append(append([]string{}, ccFlags...), "-o", bin, filepath.Join("testdata", "rpma_bw.c"), "-lrpma")
-	out, err := exec.Command(cc, args...).CombinedOutput()
-	require.NoError(t, err, "cc %s\n%s", strings.Join(args, " "), out)
-	return bin
-}
-
 // TestRPMABWCompiles keeps the C bandwidth program building, warning-free,
 // against the installed librpma.
 func TestRPMABWCompiles(t *testing.T) {
-	buildRPMABW(t)
+	buildC(t, "rpma_bw")
 }
 
 // TestIntegrationRPMABW runs the C program with a tiny budget on a real
@@ -51,7 +30,7 @@ func TestRPMABWCompiles(t *testing.T) {
 // iteration counts of its budget.
 func TestIntegrationRPMABW(t *testing.T) {
 	ip := rdmatest.IP(t)
-	bin := buildRPMABW(t)
+	bin := buildC(t, "rpma_bw")
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
 	var stdout, stderr bytes.Buffer

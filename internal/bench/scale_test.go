@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strings"
@@ -19,19 +18,7 @@ import (
 // with the flags scripts/bench-scale.sh uses, against the installed
 // librpma.
 func TestRPMAScaleCompiles(t *testing.T) {
-	cc, err := exec.LookPath("cc")
-	if err != nil {
-		t.Skip("no C compiler (cc) on PATH: scripts/setup.sh installs gcc")
-	}
-	probe := exec.Command(cc, "-E", "-x", "c", "-o", os.DevNull, "-")
-	probe.Stdin = strings.NewReader("#include <librpma.h>\n")
-	if out, err := probe.CombinedOutput(); err != nil {
-		t.Skipf("librpma.h not found (scripts/setup.sh installs librpma-dev): %v\n%s", err, out)
-	}
-	args := []string{"-O2", "-Wall", "-Wextra", "-Werror", "-o", filepath.Join(t.TempDir(), "rpma_scale"),
-		filepath.Join("testdata", "rpma_scale.c"), "-lrpma"}
-	out, err := exec.Command(cc, args...).CombinedOutput()
-	require.NoError(t, err, "cc %s\n%s", strings.Join(args, " "), out)
+	buildC(t, "rpma_scale")
 }
 
 // TestScaleMatchesGoAndC: the Go benchmark, the C program and the script

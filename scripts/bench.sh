@@ -20,6 +20,10 @@
 #   BENCH_ROUND_BUDGET=240    seconds (in the VM) after which no round starts
 #   BENCH_PERFTEST_BUDGET=330 seconds after which no perftest run starts
 #   BENCH_VM_TIMEOUT=10m      rxevm's timeout for each VM
+#   BENCH_PIN_KERNELS=6.12    kernels on which both programs run pinned to
+#                            vCPU 0 (taskset -c 0; Go with GOMAXPROCS=2),
+#                            leaving vCPU 1 to rxe's kernel workers
+#                            (doc/performance.md, "The 6.12 gap")
 #
 # On a quiet 2-core host the whole run takes about three minutes; the
 # budgets keep it under 15 minutes on a loaded one (figures are then noisy).
@@ -31,7 +35,11 @@ set -uo pipefail
 # guest OUT BIN: runs inside the VM; writes OUT/{go,c,meta,timing}.txt,
 # OUT/perftest-KEY.txt and OUT/tsc-mhz.txt from the binaries in BIN.
 guest() {
-	local out=$1 bin=$2
+	local out=$1 bin=$2 pin=() pingo=()
+	if [ "${3:-}" = pin ]; then
+		pin=(taskset -c 0)
+		pingo=(taskset -c 0 env GOMAXPROCS=2)
+	fi
 	local n=${BENCH_ITERS:-1000} rounds=${BENCH_ROUNDS:-11}
 	local ip=${RPMA_TEST_IP:?RPMA_TEST_IP is not set: run in the VM}
 	mark() { echo "${SECONDS}s $*" >>"$out/timing.txt"; }
@@ -56,17 +64,17 @@ guest() {
 		fi
 		echo "# round $r" | tee -a "$out/go.txt" >>"$out/c.txt"
 		mark "round $r: go"
-		timeout -k 5 300 "$bin/conn.test" -test.run '^$' -test.bench '^(BenchmarkOps|BenchmarkPostUnsignaled)$' \
+		timeout -k 5 300 "${pingo[@]}" "$bin/conn.test" -test.run '^$' -test.bench '^(BenchmarkOps|BenchmarkPostUnsignaled)$' \
 			-test.benchtime "${n}x" -test.count 1 >>"$out/go.txt" 2>>"$out/go.err"
 		rc=$?
 		[ $rc -eq 0 ] || echo "go benchmarks, round $r: exit status $rc" | tee -a "$out/errors.txt" >&2
 		mark "round $r: go, stamped"
-		timeout -k 5 300 "$bin/conn.test" -test.run '^$' -test.bench '^BenchmarkOpsStamped$' \
+		timeout -k 5 300 "${pingo[@]}" "$bin/conn.test" -test.run '^$' -test.bench '^BenchmarkOpsStamped$' \
 			-test.benchtime "${n}x" -test.count 1 >>"$out/go.txt" 2>>"$out/go.err"
 		rc=$?
 		[ $rc -eq 0 ] || echo "go stamped benchmarks, round $r: exit status $rc" | tee -a "$out/errors.txt" >&2
 		mark "round $r: rpma_lat"
-		timeout -k 5 300 "$bin/rpma_lat" -n "$n" -t 290 -p $((7300 + r)) "$ip" >>"$out/c.txt" 2>>"$out/c.err"
+		timeout -k 5 300 "${pin[@]}" "$bin/rpma_lat" -n "$n" -t 290 -p $((7300 + r)) "$ip" >>"$out/c.txt" 2>>"$out/c.err"
 		rc=$?
 		[ $rc -eq 0 ] || echo "rpma_lat, round $r: exit status $rc" | tee -a "$out/errors.txt" >&2
 	done
@@ -128,7 +136,7 @@ guest() {
 }
 
 if [ "${1:-}" = --guest ]; then
-	guest "$2" "$3"
+	guest "$2" "$3" "${4:-}"
 	exit
 fi
 
@@ -148,10 +156,16 @@ for k in $kernels; do
 	out=$work/$k
 	mkdir -p "$out"
 	echo "host load average at start: $(cut -d' ' -f1-3 /proc/loadavg) ($(nproc) cores)" >"$out/meta.txt"
+	pin=
+	case " ${BENCH_PIN_KERNELS-6.12} " in *" $k "*)
+		pin=pin
+		echo "pinned: both programs on vCPU 0 (taskset -c 0), Go with GOMAXPROCS=2; vCPU 1 left to rxe's kernel workers" >>"$out/meta.txt"
+		;;
+	esac
 	echo "=== bench: kernel $k"
 	start=$SECONDS
 	(cd conn && "$root/bin/rxevm" -kernel "$k" -timeout "${BENCH_VM_TIMEOUT:-10m}" -- \
-		bash "$root/scripts/bench.sh" --guest "$out" "$work") || {
+		bash "$root/scripts/bench.sh" --guest "$out" "$work" "$pin") || {
 		echo "bench: the VM for kernel $k failed (exit status $?)" >&2
 		status=1
 	}

@@ -25,8 +25,9 @@
 #                            leaving vCPU 1 to rxe's kernel workers
 #                            (doc/performance.md, "The 6.12 gap")
 #
-# On a quiet 2-core host the whole run takes about three minutes; the
-# budgets keep it under 15 minutes on a loaded one (figures are then noisy).
+# On a quiet 2-core host the whole run takes about two and a half minutes;
+# the budgets keep it under 15 minutes on a loaded one (figures are then
+# noisy).
 #
 # The raw outputs are kept in bin/bench/KERNEL/. The exit status is non-zero
 # when a VM or a figure is missing.

@@ -43,6 +43,18 @@
 // ep.Endpoint.NextConnReq, except that each event (request) goes to
 // exactly one caller.
 //
+// # Busy polling
+//
+// A goroutine that calls [CQ.GetWC] in a loop until a completion arrives
+// never blocks, so Go's runtime preempts it every 10 ms (with a signal, or
+// by taking its P during the cgo call) and its sysmon thread then wakes
+// often for a while; on hardware that should cost a few microseconds every
+// 10 ms (not measured here). On Soft-RoCE (rxe) in Linux 6.12, unlike 6.1,
+// a request's work runs in kernel workers, and on a machine with few CPUs
+// those runtime threads take the CPU the worker needs: leave rxe a CPU, e.g. `taskset -c 0 env
+// GOMAXPROCS=2 ./prog` on two CPUs (doc/performance.md, "The 6.12 gap":
+// the median write went from 1.93 to 1.13 times librpma's).
+//
 // # Event loops
 //
 // For callers with their own epoll loop, [CQ.FD] (or conn.Conn.CompFD on

@@ -7,7 +7,6 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
-	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -116,12 +115,9 @@ func CompareBW(rounds []BWRound, names []string, unit string) []BWRow {
 				q = append(q, g/c)
 			}
 		}
-		row.GoMed, row.CMed, row.Ratio = median(gv), median(cv), median(q)
-		row.GoRuns, row.CRuns, row.Pairs = len(gv), len(cv), len(q)
-		row.RatioLo, row.RatioHi = math.NaN(), math.NaN()
-		if len(q) > 0 {
-			row.RatioLo, row.RatioHi = slices.Min(q), slices.Max(q)
-		}
+		p := ratioOf(q)
+		row.GoMed, row.CMed, row.GoRuns, row.CRuns = median(gv), median(cv), len(gv), len(cv)
+		row.Ratio, row.RatioLo, row.RatioHi, row.Pairs = p.Median, p.Lo, p.Hi, p.N
 		rows = append(rows, row)
 	}
 	return rows

@@ -127,6 +127,12 @@ func Paired(a Set, aName string, b Set, bName, unit string) Ratio {
 			ratios = append(ratios, v/d)
 		}
 	}
+	return ratioOf(ratios)
+}
+
+// ratioOf summarizes per-round ratios: their median, smallest and largest
+// (all NaN when there are none).
+func ratioOf(ratios []float64) Ratio {
 	if len(ratios) == 0 {
 		return Ratio{Median: math.NaN(), Lo: math.NaN(), Hi: math.NaN()}
 	}

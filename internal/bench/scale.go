@@ -6,7 +6,6 @@ import (
 	"math"
 	"os"
 	"path/filepath"
-	"slices"
 	"strconv"
 	"strings"
 )
@@ -123,13 +122,9 @@ func WriteScaleTable(w io.Writer, rounds []ScaleRound) (missing []string) {
 		if len(st.cOps) < len(rounds) {
 			missing = append(missing, fmt.Sprintf("C %s (%d of %d rounds)", name, len(st.cOps), len(rounds)))
 		}
-		spread := "—"
-		if len(st.ratios) > 0 {
-			spread = fmt.Sprintf("%.2f–%.2f (%d)", slices.Min(st.ratios), slices.Max(st.ratios), len(st.ratios))
-		}
-		ratio := "—"
-		if len(st.ratios) > 0 {
-			ratio = fmt.Sprintf("%.2f", median(st.ratios))
+		ratio, spread := "—", "—"
+		if p := ratioOf(st.ratios); p.N > 0 {
+			ratio, spread = fmt.Sprintf("%.2f", p.Median), fmt.Sprintf("%.2f–%.2f (%d)", p.Lo, p.Hi, p.N)
 		}
 		fmt.Fprintf(w, "| %d | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |\n", n,
 			fmtNs(median(st.goOps)), fmtNs(median(st.cOps)), ratio, spread,

@@ -41,6 +41,10 @@ func newBenchEnv(tb testing.TB) *benchEnv {
 	return newBenchPair(tb, tb, 1<<15, nil)
 }
 
+// benchUsage is the benchmarks' regions' usage: every one but the
+// persistent flush.
+const benchUsage = mr.UsageReadSrc | mr.UsageReadDst | mr.UsageWriteSrc | mr.UsageWriteDst | mr.UsageFlushVisibility | mr.UsageSend | mr.UsageRecv
+
 // newBenchPair sets up a connected pair with cfg (nil: the default) and
 // two registered regions of half bytes each, src and dst (the remote one),
 // with every usage but the persistent flush. owner (the top-level test or
@@ -80,10 +84,9 @@ func newBenchPair(tb, owner testing.TB, half int, cfg *conn.Config) *benchEnv {
 	}
 	mem, err := pmem.Alloc(2 * half)
 	require.NoError(tb, err)
-	all := mr.UsageReadSrc | mr.UsageReadDst | mr.UsageWriteSrc | mr.UsageWriteDst | mr.UsageFlushVisibility | mr.UsageSend | mr.UsageRecv
-	src, err := mr.Reg(p, mem.Bytes()[:half], all)
+	src, err := mr.Reg(p, mem.Bytes()[:half], benchUsage)
 	require.NoError(tb, err)
-	dst, err := mr.Reg(p, mem.Bytes()[half:], all)
+	dst, err := mr.Reg(p, mem.Bytes()[half:], benchUsage)
 	require.NoError(tb, err)
 	d := dst.Descriptor()
 	rdst, err := mr.RemoteFromDescriptor(d[:])

@@ -78,8 +78,7 @@ func newRemoteBenchEnv(tb testing.TB, addr string) *benchEnv {
 	require.NoError(tb, err, "the server's descriptor (private data)")
 	mem, err := pmem.Alloc(1 << 15)
 	require.NoError(tb, err)
-	all := mr.UsageReadSrc | mr.UsageReadDst | mr.UsageWriteSrc | mr.UsageWriteDst | mr.UsageFlushVisibility | mr.UsageSend | mr.UsageRecv
-	src, err := mr.Reg(p, mem.Bytes(), all)
+	src, err := mr.Reg(p, mem.Bytes(), benchUsage)
 	require.NoError(tb, err)
 	tb.Cleanup(func() {
 		posts, reaps, hits := core.ReapStats((*core.CQ)(client.CQ()))

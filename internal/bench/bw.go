@@ -4,10 +4,6 @@ import (
 	"fmt"
 	"io"
 	"math"
-	"os"
-	"path/filepath"
-	"regexp"
-	"sort"
 	"strconv"
 	"strings"
 )
@@ -15,57 +11,8 @@ import (
 // The bandwidth and message-size benchmarks (scripts/bench-bw.sh): conn's
 // BenchmarkBandwidth and BenchmarkLatencySize against
 // testdata/rpma_bw.c, which prints the same names. A run directory holds
-// one pair of files per round: go-NN.txt and c-NN.txt (NN from 01).
-
-// BWRound is one round's output of each side.
-type BWRound struct {
-	N     int // the round's number
-	Go, C Set
-}
-
-var roundFile = regexp.MustCompile(`^(go|c)-(\d+)\.txt$`)
-
-// LoadBWRounds reads the rounds of dir, in order of their numbers. A round
-// with only one side's file is kept: its benchmarks are then not paired.
-func LoadBWRounds(dir string) ([]BWRound, error) {
-	ents, err := os.ReadDir(dir)
-	if err != nil {
-		return nil, err
-	}
-	byN := map[int]*BWRound{}
-	for _, e := range ents {
-		m := roundFile.FindStringSubmatch(e.Name())
-		if m == nil {
-			continue
-		}
-		n, _ := strconv.Atoi(m[2])
-		f, err := os.Open(filepath.Join(dir, e.Name()))
-		if err != nil {
-			return nil, err
-		}
-		set, err := ParseBench(f)
-		f.Close()
-		if err != nil {
-			return nil, fmt.Errorf("%s: %w", e.Name(), err)
-		}
-		r := byN[n]
-		if r == nil {
-			r = &BWRound{N: n}
-			byN[n] = r
-		}
-		if m[1] == "go" {
-			r.Go = set
-		} else {
-			r.C = set
-		}
-	}
-	var rounds []BWRound
-	for _, r := range byN {
-		rounds = append(rounds, *r)
-	}
-	sort.Slice(rounds, func(i, j int) bool { return rounds[i].N < rounds[j].N })
-	return rounds, nil
-}
+// one pair of files per round: go-NN.txt and c-NN.txt (NN from 01), read
+// by LoadRounds.
 
 // BWRow compares one benchmark in one unit over the rounds: the medians of
 // each side's per-round values, and the median, least and greatest of the
@@ -95,7 +42,7 @@ func sample(s Set, name, unit string) (float64, int, bool) {
 
 // CompareBW builds one row per name (full benchmark names, as
 // BandwidthNames returns them), in that order.
-func CompareBW(rounds []BWRound, names []string, unit string) []BWRow {
+func CompareBW(rounds []Round, names []string, unit string) []BWRow {
 	var rows []BWRow
 	for _, name := range names {
 		row := BWRow{Name: strings.TrimPrefix(name, "Benchmark"), Unit: unit}
@@ -175,7 +122,7 @@ func bwSpread(r BWRow) string {
 // WriteBWTables prints the bandwidth table (MB/s; a ratio above 1: Go
 // moves more) and the latency table (ns/op, with the medians of each
 // round's p50; a ratio above 1: Go is slower) as Markdown.
-func WriteBWTables(w io.Writer, rounds []BWRound) {
+func WriteBWTables(w io.Writer, rounds []Round) {
 	bw := CompareBW(rounds, BandwidthNames(), "MB/s")
 	pairs := 0
 	for _, r := range bw {
@@ -203,7 +150,7 @@ func WriteBWTables(w io.Writer, rounds []BWRound) {
 
 // MissingBW lists the benchmarks that no round of a side has, as
 // "Go: NAME" or "C: NAME".
-func MissingBW(rounds []BWRound) []string {
+func MissingBW(rounds []Round) []string {
 	var miss []string
 	for _, name := range append(BandwidthNames(), LatencySizeNames()...) {
 		var g, c bool

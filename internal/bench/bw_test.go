@@ -121,7 +121,7 @@ func TestCompareBW(t *testing.T) {
 	writeRound(t, dir, "go", 4, "BenchmarkBandwidth/Write/4KiB/QD1-2 100 1000 ns/op 99 MB/s") // unpaired
 	require.NoError(t, os.WriteFile(filepath.Join(dir, "meta.txt"), []byte("x\n"), 0o644))
 
-	rounds, err := bench.LoadBWRounds(dir)
+	rounds, err := bench.LoadRounds(dir)
 	require.NoError(t, err)
 	require.Len(t, rounds, 4)
 	require.Equal(t, 4, rounds[3].N)

@@ -4,8 +4,6 @@ import (
 	"fmt"
 	"io"
 	"math"
-	"os"
-	"path/filepath"
 	"strconv"
 	"strings"
 )
@@ -16,33 +14,6 @@ var ScaleConns = []int{1, 16, 64, 256}
 
 // ScaleName is the benchmark name of n connections, the same for Go and C.
 func ScaleName(n int) string { return "BenchmarkScale/Conns" + strconv.Itoa(n) }
-
-// ScaleRound is one round of scripts/bench-scale.sh: the Go and the C
-// outputs of the same round (each N run once by each, in alternation).
-type ScaleRound struct {
-	Go, C Set
-}
-
-// LoadScale reads the rounds of one kernel's run: DIR/go-R.txt and
-// DIR/c-R.txt for R = 1, 2, ... until neither exists. A missing or
-// unreadable file is an empty Set (its figures are then missing).
-func LoadScale(dir string) []ScaleRound {
-	var rounds []ScaleRound
-	for r := 1; ; r++ {
-		g, gerr := parseFile(filepath.Join(dir, fmt.Sprintf("go-%d.txt", r)))
-		c, cerr := parseFile(filepath.Join(dir, fmt.Sprintf("c-%d.txt", r)))
-		if os.IsNotExist(gerr) && os.IsNotExist(cerr) {
-			return rounds
-		}
-		if g == nil {
-			g = Set{}
-		}
-		if c == nil {
-			c = Set{}
-		}
-		rounds = append(rounds, ScaleRound{Go: g, C: c})
-	}
-}
 
 // first returns the value in unit of name's first sample in s, NaN if
 // there is none.
@@ -66,7 +37,7 @@ type scaleStats struct {
 	goSetup, cSetup []float64 // setup-s
 }
 
-func collect(rounds []ScaleRound, name string) scaleStats {
+func collect(rounds []Round, name string) scaleStats {
 	var st scaleStats
 	add := func(dst *[]float64, v float64) {
 		if !math.IsNaN(v) {
@@ -110,7 +81,7 @@ func fmtG(v float64, prec int) string {
 // with both) with their range, and the medians of memory per connection
 // (RSS, KiB), open descriptors per connection and set-up time. It
 // returns the names with a figure missing in some round.
-func WriteScaleTable(w io.Writer, rounds []ScaleRound) (missing []string) {
+func WriteScaleTable(w io.Writer, rounds []Round) (missing []string) {
 	fmt.Fprintf(w, "| conns | Go ops/s | C ops/s | Go/C ops/s (median of paired rounds) | spread | Go KiB/conn | C KiB/conn | Go fds/conn | C fds/conn | Go setup s | C setup s |\n")
 	fmt.Fprintln(w, "|---:|---:|---:|---:|---|---:|---:|---:|---:|---:|---:|")
 	for _, n := range ScaleConns {

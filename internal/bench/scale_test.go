@@ -75,7 +75,8 @@ func TestWriteScaleTable(t *testing.T) {
 	write("go-2.txt", scaleOut("go", 12000, 61440))
 	write("c-2.txt", scaleOut("c", 15000, 20480))
 	write("go-3.txt", scaleOut("go", 14000, 51200))
-	rounds := bench.LoadScale(dir)
+	rounds, err := bench.LoadRounds(dir)
+	require.NoError(t, err)
 	require.Len(t, rounds, 3)
 	var out bytes.Buffer
 	missing := bench.WriteScaleTable(&out, rounds)
@@ -87,5 +88,7 @@ func TestWriteScaleTable(t *testing.T) {
 	require.Contains(t, out.String(), "| 1 | 12000 | 17500 | 0.65 | 0.50–0.80 (2) | 50.0 | 20.0 | 16.0 | 16.0 | 1.50 | 1.50 |")
 	require.Equal(t, len(bench.ScaleConns)+2, strings.Count(out.String(), "\n"))
 
-	require.Empty(t, bench.LoadScale(t.TempDir()))
+	rounds, err = bench.LoadRounds(t.TempDir())
+	require.NoError(t, err)
+	require.Empty(t, rounds)
 }

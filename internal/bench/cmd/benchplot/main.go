@@ -4,7 +4,7 @@
 //	benchplot [-tables] [-latency FILE.png] [-bandwidth FILE.png] [-title T] DIR
 //
 // DIR holds go-NN.txt and c-NN.txt, one pair per round (see
-// bench.LoadBWRounds). -tables prints the bandwidth and latency tables
+// bench.LoadRounds). -tables prints the bandwidth and latency tables
 // (bench.WriteBWTables); -latency draws the latency against message size
 // (log-log, Write and Read panels, Go and C lines: the median over the
 // rounds of each round's mean); -bandwidth draws the bandwidth against
@@ -39,7 +39,7 @@ func main() {
 		fmt.Fprintln(os.Stderr, "usage: benchplot [-tables] [-latency FILE.png] [-bandwidth FILE.png] [-title T] DIR")
 		os.Exit(2)
 	}
-	rounds, err := bench.LoadBWRounds(flag.Arg(0))
+	rounds, err := bench.LoadRounds(flag.Arg(0))
 	if err != nil {
 		fail(err)
 	}
@@ -132,7 +132,7 @@ func titled(prefix, s string) string {
 
 // latencyPlot: one log-log panel per kernel (Write, Read), latency in µs
 // against the message size in bytes.
-func latencyPlot(rounds []bench.BWRound, title, file string) error {
+func latencyPlot(rounds []bench.Round, title, file string) error {
 	xs := make([]float64, len(bench.LatBytes))
 	var ticks []plot.Tick
 	for i, b := range bench.LatBytes {
@@ -165,7 +165,7 @@ func latencyPlot(rounds []bench.BWRound, title, file string) error {
 
 // bandwidthPlot: one panel per kernel (rows) and size (columns), MB/s
 // against the queue depth (log scale: 1, 4, 16).
-func bandwidthPlot(rounds []bench.BWRound, title, file string) error {
+func bandwidthPlot(rounds []bench.Round, title, file string) error {
 	xs := make([]float64, len(bench.BWDepths))
 	var ticks []plot.Tick
 	for i, qd := range bench.BWDepths {

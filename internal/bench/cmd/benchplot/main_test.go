@@ -16,7 +16,7 @@ import (
 
 // fixture writes two rounds of every benchmark (C a bit faster), but
 // leaves C's Read/1MiB/QD16 out: a missing point must not break a plot.
-func fixture(t *testing.T) []bench.BWRound {
+func fixture(t *testing.T) []bench.Round {
 	t.Helper()
 	dir := t.TempDir()
 	for r := 1; r <= 2; r++ {
@@ -36,7 +36,7 @@ func fixture(t *testing.T) []bench.BWRound {
 		require.NoError(t, os.WriteFile(filepath.Join(dir, fmt.Sprintf("go-%02d.txt", r)), []byte(g.String()), 0o644))
 		require.NoError(t, os.WriteFile(filepath.Join(dir, fmt.Sprintf("c-%02d.txt", r)), []byte(c.String()), 0o644))
 	}
-	rounds, err := bench.LoadBWRounds(dir)
+	rounds, err := bench.LoadRounds(dir)
 	require.NoError(t, err)
 	require.Len(t, rounds, 2)
 	return rounds

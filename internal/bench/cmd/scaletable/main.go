@@ -21,7 +21,11 @@ func main() {
 		fmt.Fprintln(os.Stderr, "usage: scaletable DIR")
 		os.Exit(2)
 	}
-	rounds := bench.LoadScale(os.Args[1])
+	rounds, err := bench.LoadRounds(os.Args[1])
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "scaletable:", err)
+		os.Exit(1)
+	}
 	fmt.Printf("- %d rounds; ops/s: median over the rounds; ratio: median of each round's Go/C, spread: its min–max (rounds with both); KiB/conn: RSS growth per connection (both ends), median\n\n", len(rounds))
 	if m := bench.WriteScaleTable(os.Stdout, rounds); len(m) > 0 || len(rounds) == 0 {
 		fmt.Println()

@@ -20,6 +20,7 @@ import (
 	"github.com/gorpma/rpma/cq"
 	"github.com/gorpma/rpma/ep"
 	"github.com/gorpma/rpma/internal/core"
+	"github.com/gorpma/rpma/internal/ibv"
 	"github.com/gorpma/rpma/internal/rdmatest"
 	"github.com/gorpma/rpma/internal/tsc"
 	"github.com/gorpma/rpma/mr"
@@ -353,10 +354,22 @@ func BenchmarkOps(b *testing.B) {
 				b.Skip("not in two-node mode")
 			}
 			b.ReportAllocs()
+			before := cgoCalls()
 			for i := 0; b.Loop(); i++ {
 				op(b, i)
 			}
+			b.ReportMetric(float64(cgoCalls()-before)/float64(b.N), "crossings/op")
 		})
+	}
+}
+
+// BenchmarkCrossing measures one crossing from Go into C and back, alone
+// (a C function that does nothing): with BenchmarkOps' crossings/op it
+// says how much of an operation's time over librpma's the crossings
+// explain (bin/benchtable's floor table).
+func BenchmarkCrossing(b *testing.B) {
+	for b.Loop() {
+		ibv.Crossing()
 	}
 }
 

@@ -65,7 +65,7 @@ guest() {
 		fi
 		echo "# round $r" | tee -a "$out/go.txt" >>"$out/c.txt"
 		mark "round $r: go"
-		timeout -k 5 300 "${pingo[@]}" "$bin/conn.test" -test.run '^$' -test.bench '^(BenchmarkOps|BenchmarkPostUnsignaled)$' \
+		timeout -k 5 300 "${pingo[@]}" "$bin/conn.test" -test.run '^$' -test.bench '^(BenchmarkOps|BenchmarkPostUnsignaled|BenchmarkCrossing)$' \
 			-test.benchtime "${n}x" -test.count 1 >>"$out/go.txt" 2>>"$out/go.err"
 		rc=$?
 		[ $rc -eq 0 ] || echo "go benchmarks, round $r: exit status $rc" | tee -a "$out/errors.txt" >&2

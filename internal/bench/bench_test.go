@@ -135,6 +135,8 @@ func TestRowsMatchGoBenchmarks(t *testing.T) {
 	m := regexp.MustCompile(`(?s)var benchRows = \[\]string\{([^}]*)\}`).FindSubmatch(src)
 	require.NotNil(t, m, "the list of sub-benchmarks in BenchmarkOps")
 	require.Contains(t, string(src), "func BenchmarkOpsStamped(")
+	require.Contains(t, string(src), "func "+bench.CrossingBench+"(", "the floor table's bare crossing")
+	require.Contains(t, string(src), `"crossings/op"`, "the floor table's crossings per operation")
 	var want []string
 	for _, q := range regexp.MustCompile(`"([^"]+)"`).FindAllSubmatch(m[1], -1) {
 		want = append(want, "BenchmarkOps/"+string(q[1]))

@@ -113,12 +113,7 @@ type Ratio struct {
 // round that one side lacks (it failed or timed out) are left out; where
 // the outputs have no round lines, runs pair in order.
 func Paired(a Set, aName string, b Set, bName, unit string) Ratio {
-	byRound := map[int]float64{}
-	for i, smp := range b[bName] {
-		if v, ok := smp.Values[unit]; ok && v > 0 {
-			byRound[roundOf(smp, i)] = v
-		}
-	}
+	byRound := b.byRound(bName, unit)
 	var ratios []float64
 	for i, smp := range a[aName] {
 		v, ok := smp.Values[unit]
@@ -128,6 +123,17 @@ func Paired(a Set, aName string, b Set, bName, unit string) Ratio {
 		}
 	}
 	return ratioOf(ratios)
+}
+
+// byRound returns name's positive values in unit by round (roundOf).
+func (s Set) byRound(name, unit string) map[int]float64 {
+	m := map[int]float64{}
+	for i, smp := range s[name] {
+		if v, ok := smp.Values[unit]; ok && v > 0 {
+			m[roundOf(smp, i)] = v
+		}
+	}
+	return m
 }
 
 // ratioOf summarizes per-round ratios: their median, smallest and largest

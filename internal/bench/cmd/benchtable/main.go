@@ -44,6 +44,8 @@ func main() {
 	fmt.Println("\\* perftest's ping-pong tests report half a round trip; the Go and librpma rows wait for their own completion.")
 	fmt.Println()
 	r.WriteMedians(os.Stdout)
+	fmt.Println()
+	r.WriteFloors(os.Stdout)
 	if m := r.Missing(); len(m) > 0 {
 		fmt.Println()
 		fmt.Println("missing: " + strings.Join(m, ", "))

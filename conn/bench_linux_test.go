@@ -29,6 +29,17 @@ import (
 	"github.com/gorpma/rpma/rpma"
 )
 
+// envBenchYield=0 turns the data path's periodic yield off
+// (core.SetYielding), so that one binary measures both
+// (scripts/bench-sched.sh).
+const envBenchYield = "RPMA_BENCH_YIELD"
+
+func init() {
+	if os.Getenv(envBenchYield) == "0" {
+		core.SetYielding(false)
+	}
+}
+
 // benchEnv is a connected pair with registered memory on both sides.
 type benchEnv struct {
 	client, server *conn.Conn

@@ -1,21 +1,26 @@
 #!/usr/bin/env bash
-# Why Go trails C more on Linux 6.12 (doc/performance.md, "The 6.12 gap"):
-# in one 6.12 VM, a scheduler trace of Write64 busy-polled by Go and by C
+# Why Go trails C more on Linux 6.12 (doc/performance.md, "The 6.12 gap"),
+# and what the Go runtime's preemption of a busy poller costs: in one VM
+# (6.12 by default), a scheduler trace of Write64 busy-polled by Go and by C
 # librpma, then an untraced timing run of the same, with Go also pinned to
 # one vCPU (the setting that avoids the gap).
 #
 #   1. traces: BENCH_TRACE_ROUNDS (3) rounds of conn's BenchmarkOps/Write64
-#      as is, the same under `taskset -c 0` with GOMAXPROCS=2, and
-#      rpma_lat -o Write64, BENCH_TRACE_ITERS (500) operations each, with
+#      as is, the same under `taskset -c 0` with GOMAXPROCS=2, the same
+#      without the data path's yield (RPMA_BENCH_YIELD=0: the runtime
+#      preempts the poller every 10 ms) and rpma_lat -o Write64,
+#      BENCH_TRACE_ITERS (500) operations each, with
 #      ftrace recording sched_switch, sched_wakeup, every system call's
 #      entry and rxe's work items; bin/schedtable reads them.
-#   2. timing: BENCH_ROUNDS (11) rounds of the three, untraced,
+#   2. timing: BENCH_ROUNDS (11) rounds of the four, untraced,
 #      BENCH_ITERS (1000) operations each (Go: BenchmarkOps for the mean,
 #      BenchmarkOpsStamped for the median), within BENCH_ROUND_BUDGET
 #      (300 s).
 #
-# Everything is built on the host. Outputs in bin/bench-sched/6.12/:
-# trace-*.txt, go.txt, gopin.txt, c.txt, and the two tables.
+# BENCH_SCHED_KERNEL (6.12) picks the kernel.
+# Everything is built on the host. Outputs in bin/bench-sched/KERNEL/:
+# trace-*.txt, go.txt, gopin.txt, gonoyield.txt, c.txt, and the two
+# tables.
 set -uo pipefail
 
 guest() {
@@ -45,6 +50,7 @@ guest() {
 	for r in $(seq 1 "${BENCH_TRACE_ROUNDS:-3}"); do
 		traced "go-$r" "$bin/conn.test" "${goargs[@]}" -test.benchtime "${n}x"
 		traced "gopin-$r" "${pin[@]}" "$bin/conn.test" "${goargs[@]}" -test.benchtime "${n}x"
+		traced "gonoyield-$r" env RPMA_BENCH_YIELD=0 "$bin/conn.test" "${goargs[@]}" -test.benchtime "${n}x"
 		traced "c-$r" "$bin/rpma_lat" -o Write64 -n "$n" -p $((7500 + r)) "$ip"
 	done
 	echo >$t/set_event
@@ -53,9 +59,10 @@ guest() {
 	goargs=(-test.run '^$' -test.bench '^BenchmarkOps(Stamped)?$/^Write64$' -test.benchtime "${n}x")
 	for r in $(seq 1 "${BENCH_ROUNDS:-11}"); do
 		[ $((SECONDS - start)) -le "$budget" ] || break
-		echo "# round $r" | tee -a "$out/go.txt" "$out/gopin.txt" >>"$out/c.txt"
+		echo "# round $r" | tee -a "$out/go.txt" "$out/gopin.txt" "$out/gonoyield.txt" >>"$out/c.txt"
 		timeout -k 5 120 "$bin/conn.test" "${goargs[@]}" >>"$out/go.txt" 2>&1
 		timeout -k 5 120 "${pin[@]}" "$bin/conn.test" "${goargs[@]}" >>"$out/gopin.txt" 2>&1
+		timeout -k 5 120 env RPMA_BENCH_YIELD=0 "$bin/conn.test" "${goargs[@]}" >>"$out/gonoyield.txt" 2>&1
 		timeout -k 5 120 "$bin/rpma_lat" -o Write64 -n "$n" -p $((7600 + r)) "$ip" >>"$out/c.txt" 2>&1
 	done
 	return 0
@@ -74,11 +81,12 @@ work=$(mktemp -d "${TMPDIR:-/tmp}/rpma-bench-sched.XXXXXX") || exit 1 # shared w
 trap 'rm -rf "$work"' EXIT
 go test -c -o "$work/conn.test" ./conn || exit 1
 cc -O2 -Wall -Wextra -Werror -o "$work/rpma_lat" internal/bench/testdata/rpma_lat.c -lrpma || exit 1
-out=$work/6.12
+kernel=${BENCH_SCHED_KERNEL:-6.12}
+out=$work/$kernel
 mkdir -p "$out"
 echo "host load average at start: $(cut -d' ' -f1-3 /proc/loadavg) ($(nproc) cores)" >"$out/meta.txt"
 status=0
-(cd conn && "$root/bin/rxevm" -kernel 6.12 -timeout "${BENCH_VM_TIMEOUT:-12m}" -- \
+(cd conn && "$root/bin/rxevm" -kernel "$kernel" -timeout "${BENCH_VM_TIMEOUT:-12m}" -- \
 	bash "$root/scripts/bench-sched.sh" --guest "$out" "$work") || {
 	echo "bench-sched: the VM failed (exit status $?)" >&2
 	status=1
@@ -95,8 +103,8 @@ done
 	echo
 	bin/schedtable -timing "$out" || status=1
 } | tee "$out/tables.md"
-rm -rf bin/bench-sched/6.12
+rm -rf "bin/bench-sched/$kernel"
 mkdir -p bin/bench-sched
-cp -r "$out" bin/bench-sched/6.12
-echo "raw outputs: bin/bench-sched/6.12/"
+cp -r "$out" "bin/bench-sched/$kernel"
+echo "raw outputs: bin/bench-sched/$kernel/"
 exit $status

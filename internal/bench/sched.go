@@ -2,8 +2,10 @@ package bench
 
 import (
 	"bufio"
+	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"math"
 	"path/filepath"
 	"regexp"
@@ -249,11 +251,14 @@ func WriteSched(w io.Writer, names []string, stats []SchedStats) {
 
 // The timing half of scripts/bench-sched.sh: in alternation, untraced,
 // Go's BenchmarkOps and BenchmarkOpsStamped Write64 as is (go.txt), the
-// same pinned to one vCPU (gopin.txt) and rpma_lat -o Write64 (c.txt), each
-// round marked "# round N".
+// same pinned to one vCPU (gopin.txt), the same without the data path's
+// yield (gonoyield.txt) and rpma_lat -o Write64 (c.txt), each round marked
+// "# round N". A run whose file is missing (outputs of an older script) is
+// left out.
 var schedTimingRuns = []struct{ File, Name string }{
 	{"go.txt", "Go"},
 	{"gopin.txt", "Go, pinned to vCPU 0 (taskset -c 0, GOMAXPROCS=2)"},
+	{"gonoyield.txt", "Go without its yield (RPMA_BENCH_YIELD=0)"},
 }
 
 // WriteSchedTiming writes the timing table of the run in dir: per Go
@@ -272,6 +277,9 @@ func WriteSchedTiming(w io.Writer, dir string) error {
 	fmt.Fprintf(w, "| librpma | %s | %s | | | | | |\n", fmtNs(cm), fmtNs(c50))
 	for _, run := range schedTimingRuns {
 		g, err := parseFile(filepath.Join(dir, run.File))
+		if errors.Is(err, fs.ErrNotExist) {
+			continue
+		}
 		if err != nil {
 			return err
 		}

@@ -75,4 +75,10 @@ func TestWriteSchedTiming(t *testing.T) {
 	// Go/C per round: 3 and 2 (ns/op), 2 and 3 (p50).
 	require.Contains(t, b.String(), "| Go | 350 | 230 | 2.50 | 2.00-3.00 | 2.50 | 2.00-3.00 | 2 |")
 	require.Contains(t, b.String(), "| 220 | 110 | 1.10 | 1.10-1.10 | 1.10 | 1.10-1.10 | 1 |")
+	require.NotContains(t, b.String(), "RPMA_BENCH_YIELD", "no gonoyield.txt: no row")
+
+	write("gonoyield.txt", "# round 1\nBenchmarkOps/Write64-2 1000 500 ns/op\nBenchmarkOpsStamped/Write64-2 1000 510 ns/op 240 p50-ns 999 p99-ns\n")
+	b.Reset()
+	require.NoError(t, WriteSchedTiming(&b, dir))
+	require.Contains(t, b.String(), "| Go without its yield (RPMA_BENCH_YIELD=0) | 500 | 240 | 5.00 | 5.00-5.00 | 3.00 | 3.00-3.00 | 1 |")
 }

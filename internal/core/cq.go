@@ -371,7 +371,7 @@ func (q *CQ) GetWC(wc []WC) (int, error) {
 			return 0, err
 		}
 		if q.n == 0 {
-			d.mu.Unlock()
+			d.unlockAfterCrossing()
 			return 0, rpma.ErrNoCompletion
 		}
 	}

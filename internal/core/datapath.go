@@ -128,7 +128,7 @@ func (c *Conn) postSend(op string, kind postKind, user bool, ctx uint64, a sendA
 	if errno != 0 {
 		err = postError(postCall(kind == postAtomicWrite || kind == postNativeFlush), errno, qp, c.q.state)
 	}
-	d.mu.Unlock()
+	d.unlockAfterCrossing()
 	return err
 }
 
@@ -340,7 +340,7 @@ func (c *Conn) WriteAndFlush(dst *RemoteMR, dstOff int, src *MR, srcOff, n int, 
 	if errno != 0 {
 		err = postError(postCall(c.nativeFlush), errno, qp, c.q.state)
 	}
-	d.mu.Unlock()
+	d.unlockAfterCrossing()
 	return err
 }
 
@@ -414,7 +414,7 @@ func (c *Conn) Recv(dst *MR, off, n int, ctx uint64) error {
 		return err
 	}
 	err = c.q.recv(op, dst, off, n, ctx)
-	d.mu.Unlock()
+	d.unlockAfterCrossing()
 	return err
 }
 

@@ -22,6 +22,7 @@ import (
 	"github.com/gorpma/rpma/internal/ibv"
 	"github.com/gorpma/rpma/internal/rdmatest"
 	"github.com/gorpma/rpma/internal/regmem"
+	"github.com/gorpma/rpma/internal/tsc"
 	"github.com/gorpma/rpma/rpma"
 )
 
@@ -749,4 +750,44 @@ func TestIntegrationAckTimeout(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestIntegrationBusyPollYields: a goroutine that busy-polls (posts and
+// polls its completions, or polls an empty CQ) yields once per
+// yieldCounts of the counter: never more often, and in at least a quarter
+// of the periods it ran through (the host may deschedule it for some);
+// with yielding off (the negative control) it never does.
+func TestIntegrationBusyPollYields(t *testing.T) {
+	p, ip := testPeer(t)
+	client, _ := testPair(t, p, ip, nil)
+	var yields int
+	gosched = func() { yields++ }
+	defer func() { gosched = runtime.Gosched }()
+	const periods = 40
+	var wcs [1]WC
+	busy := func(posting bool) int {
+		yields = 0
+		client.dl.lastYield = tsc.Read()
+		for end := tsc.Read() + periods*yieldCounts; tsc.Read() < end; {
+			if posting {
+				require.NoError(t, client.Write(nil, 0, nil, 0, 0, rpma.CompletionAlways, 1))
+				wc := waitOne(t, client.CQ())
+				require.NoError(t, wc.Err())
+				continue
+			}
+			_, err := client.CQ().GetWC(wcs[:])
+			require.ErrorIs(t, err, rpma.ErrNoCompletion)
+		}
+		return yields
+	}
+	for _, posting := range []bool{true, false} {
+		n := busy(posting)
+		t.Logf("posting %v: %d yields in %d periods", posting, n, periods)
+		require.LessOrEqual(t, n, periods, "at most one yield per period")
+		require.GreaterOrEqual(t, n, periods/4, "a yield in most periods")
+	}
+	SetYielding(false)
+	defer SetYielding(true)
+	require.Zero(t, busy(true), "yielding off: no yield")
+	require.Zero(t, busy(false), "yielding off: no yield")
 }

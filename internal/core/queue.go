@@ -40,8 +40,9 @@ var (
 // below (the queues, the CQ budgets) are under it, as plain fields. It is
 // the only lock a post or a poll takes.
 type dataLock struct {
-	mu     sync.Mutex
-	closed bool // set by Close, under mu: posts and polls refuse from then on
+	mu        sync.Mutex
+	closed    bool   // set by Close, under mu: posts and polls refuse from then on
+	lastYield uint64 // tsc.Read at the connection's last yield (yield.go)
 }
 
 // cqBudget guards a CQ against overrun: every work request that can put

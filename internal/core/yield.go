@@ -1,0 +1,65 @@
+package core
+
+import (
+	"runtime"
+
+	"github.com/gorpma/rpma/internal/tsc"
+)
+
+// Yielding. A goroutine that busy-polls (posts, and GetWC until the
+// completion is there) never blocks, so to the Go scheduler it runs for
+// ever. Every 10 ms the runtime's monitor thread (sysmon) then preempts it
+// with a signal, and when the goroutine is inside C at that moment (in a
+// post's system call: on rxe that is most of the time) it also takes the
+// goroutine's P, which the goroutine must get back when C returns, often
+// on another thread. Each such preemption resets the monitor to waking
+// every 20 µs for about a millisecond, each wake a clock read (a system
+// call on guests whose clock is the HPET) that competes with the poller
+// for a CPU. C librpma's poller has none of this. Measured with
+// scripts/bench-sched.sh on 6.1, per 500 busy-polled writes: 14-28
+// preemption signals, 267-576 sleeps and about 500 clock reads of the
+// monitor, and the poller preempted by it 66 times.
+//
+// So the data path yields (runtime.Gosched) itself, once every yieldCounts
+// counts of tsc.Read per connection, after a post or an empty poll and
+// outside the data lock: the goroutine has then always been scheduled
+// within the last 10 ms and is never preempted. tsc.Read counts CPU cycles
+// on amd64 (4 million is 0.8-4 ms at 1-5 GHz) and ns elsewhere (4 ms).
+// A yield costs one trip through the scheduler (a few µs under TCG, well
+// under one on hardware): at most 0.25% of one connection's time.
+const yieldCounts = 4_000_000
+
+// yieldOff, set by SetYielding(false), turns the yields off. For
+// benchmarks only.
+var yieldOff bool
+
+// SetYielding turns the data path's periodic yield on, the default, or
+// off, for every connection of the process. It is for benchmarks only:
+// conn's benchmarks measure the same binary with and without it
+// (RPMA_BENCH_YIELD=0). It is not synchronized: call it before any
+// connection exists.
+func SetYielding(on bool) { yieldOff = !on }
+
+// unlockAfterCrossing unlocks d after a post or a poll that crossed into
+// C, and yields the calling goroutine when the connection's last yield is
+// yieldCounts or more ago.
+func (d *dataLock) unlockAfterCrossing() {
+	due := d.yieldDue(tsc.Read())
+	d.mu.Unlock()
+	if due {
+		gosched()
+	}
+}
+
+// gosched yields; a test counts the yields through it.
+var gosched = runtime.Gosched
+
+// yieldDue (d.mu held) reports whether a goroutine that crossed at now
+// should yield, and if so counts the yield from now.
+func (d *dataLock) yieldDue(now uint64) bool {
+	if yieldOff || now-d.lastYield < yieldCounts {
+		return false
+	}
+	d.lastYield = now
+	return true
+}

@@ -46,14 +46,17 @@
 // # Busy polling
 //
 // A goroutine that calls [CQ.GetWC] in a loop until a completion arrives
-// never blocks, so Go's runtime preempts it every 10 ms (with a signal, or
-// by taking its P during the cgo call) and its sysmon thread then wakes
-// often for a while; on hardware that should cost a few microseconds every
-// 10 ms (not measured here). On Soft-RoCE (rxe) in Linux 6.12, unlike 6.1,
-// a request's work runs in kernel workers, and on a machine with few CPUs
-// those runtime threads take the CPU the worker needs: leave rxe a CPU, e.g. `taskset -c 0 env
-// GOMAXPROCS=2 ./prog` on two CPUs (doc/performance.md, "The 6.12 gap":
-// the median write went from 1.93 to 1.13 times librpma's).
+// never blocks. Go's runtime would preempt it every 10 ms (with a signal,
+// or by taking its P during the cgo call), and its sysmon thread would
+// then wake every 20 µs for a while. So the library yields such a goroutine
+// itself (runtime.Gosched), after a post or an empty poll, once every few
+// milliseconds per connection: on rxe in Linux 6.1 that made the mean
+// write 1.25 times librpma's instead of 1.52 (doc/performance.md, "The
+// preemption tail"). On Soft-RoCE (rxe) in Linux 6.12, unlike 6.1, a
+// request's work runs in kernel workers, and on a machine with few CPUs
+// the runtime's threads still take the CPU the worker needs: leave rxe a
+// CPU, e.g. `taskset -c 0 env GOMAXPROCS=2 ./prog` on two CPUs
+// (doc/performance.md, "The 6.12 gap").
 //
 // # Event loops
 //

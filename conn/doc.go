@@ -66,7 +66,10 @@
 // remote size comes from the descriptor), the emulated flush's 8-byte
 // read, the atomic write's alignment; violations are invalid arguments,
 // never remote access errors. Which flushes are allowed follows librpma
-// exactly (see [Conn.Flush]).
+// exactly (see [Conn.Flush]). A goroutine that posts and busy-polls
+// without ever blocking is yielded (runtime.Gosched) by the library once
+// every few milliseconds, so that Go's runtime never has to preempt it
+// (package cq, "Busy polling").
 //
 // # Queue accounting
 //

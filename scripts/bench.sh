@@ -9,8 +9,10 @@
 # rpma_lat with cc); the VM only runs. The Go benchmarks and rpma_lat run in
 # alternation, BENCH_ROUNDS times each, so that both see the same changes in
 # the host's load (each round: Go's plain loops for the means, Go's stamped
-# loops for the per-operation percentiles, then rpma_lat; a "# round N"
-# line before each round's output pairs them in the table); perftest runs
+# loops for the per-operation percentiles, both again without the data
+# path's yield (RPMA_BENCH_YIELD=0, into go-noyield.txt: the yield's own
+# table), then rpma_lat; a "# round N" line before each round's output
+# pairs them in the tables); perftest runs
 # once per test, its server started first and its client retried until
 # the server listens.
 #
@@ -33,7 +35,7 @@
 # when a VM or a figure is missing.
 set -uo pipefail
 
-# guest OUT BIN: runs inside the VM; writes OUT/{go,c,meta,timing}.txt,
+# guest OUT BIN: runs inside the VM; writes OUT/{go,go-noyield,c,meta,timing}.txt,
 # OUT/perftest-KEY.txt and OUT/tsc-mhz.txt from the binaries in BIN.
 guest() {
 	local out=$1 bin=$2 pin=() pingo=()
@@ -57,13 +59,13 @@ guest() {
 		[[ ${GOFLAGS:-} == *rpma_native_flush* ]] && fl="native if rxe0 can"
 		echo "Go: atomic write: $aw; flush: $fl"
 	} >>"$out/meta.txt"
-	local r rc budget=${BENCH_ROUND_BUDGET:-240}
+	local r rc bre budget=${BENCH_ROUND_BUDGET:-240}
 	for r in $(seq 1 "$rounds"); do
 		if [ "$r" -gt 1 ] && [ "$SECONDS" -gt "$budget" ]; then
 			echo "rounds: $((r - 1)) of $rounds (the rest skipped: over the ${budget}s budget)" >>"$out/meta.txt"
 			break
 		fi
-		echo "# round $r" | tee -a "$out/go.txt" >>"$out/c.txt"
+		echo "# round $r" | tee -a "$out/go.txt" "$out/go-noyield.txt" >>"$out/c.txt"
 		mark "round $r: go"
 		timeout -k 5 300 "${pingo[@]}" "$bin/conn.test" -test.run '^$' -test.bench '^(BenchmarkOps|BenchmarkPostUnsignaled|BenchmarkCrossing)$' \
 			-test.benchtime "${n}x" -test.count 1 >>"$out/go.txt" 2>>"$out/go.err"
@@ -74,6 +76,13 @@ guest() {
 			-test.benchtime "${n}x" -test.count 1 >>"$out/go.txt" 2>>"$out/go.err"
 		rc=$?
 		[ $rc -eq 0 ] || echo "go stamped benchmarks, round $r: exit status $rc" | tee -a "$out/errors.txt" >&2
+		mark "round $r: go without its yield"
+		for bre in '^(BenchmarkOps|BenchmarkPostUnsignaled)$' '^BenchmarkOpsStamped$'; do
+			timeout -k 5 300 "${pingo[@]}" env RPMA_BENCH_YIELD=0 "$bin/conn.test" -test.run '^$' -test.bench "$bre" \
+				-test.benchtime "${n}x" -test.count 1 >>"$out/go-noyield.txt" 2>>"$out/go.err"
+			rc=$?
+			[ $rc -eq 0 ] || echo "go benchmarks without the yield ($bre), round $r: exit status $rc" | tee -a "$out/errors.txt" >&2
+		done
 		mark "round $r: rpma_lat"
 		timeout -k 5 300 "${pin[@]}" "$bin/rpma_lat" -n "$n" -t 290 -p $((7300 + r)) "$ip" >>"$out/c.txt" 2>>"$out/c.err"
 		rc=$?

@@ -278,6 +278,7 @@ var Rows = []Row{
 // Results are the outputs of one kernel's run.
 type Results struct {
 	Go, C    Set
+	NoYield  Set // Go without the data path's yield (go-noyield.txt)
 	Perftest map[string]Perftest
 }
 
@@ -413,14 +414,18 @@ func (r Results) Missing() []string {
 }
 
 // Load reads the outputs that scripts/bench.sh collects in dir for one
-// kernel: go.txt (go test -bench), c.txt (rpma_lat), perftest-KEY.txt
+// kernel: go.txt (go test -bench), go-noyield.txt (the same without the
+// data path's yield), c.txt (rpma_lat), perftest-KEY.txt
 // (the client side of each perftest run, in TSC cycles: perftest -C) and
 // tsc-mhz.txt (the guest's TSC frequency, which converts them). A missing
 // or unreadable file leaves its part empty; Missing then names it.
 func Load(dir string) Results {
-	r := Results{Go: Set{}, C: Set{}, Perftest: map[string]Perftest{}}
+	r := Results{Go: Set{}, C: Set{}, NoYield: Set{}, Perftest: map[string]Perftest{}}
 	if s, err := parseFile(filepath.Join(dir, "go.txt")); err == nil {
 		r.Go = s
+	}
+	if s, err := parseFile(filepath.Join(dir, "go-noyield.txt")); err == nil {
+		r.NoYield = s
 	}
 	if s, err := parseFile(filepath.Join(dir, "c.txt")); err == nil {
 		r.C = s

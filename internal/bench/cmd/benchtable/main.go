@@ -46,6 +46,8 @@ func main() {
 	r.WriteMedians(os.Stdout)
 	fmt.Println()
 	r.WriteFloors(os.Stdout)
+	fmt.Println()
+	r.WriteYield(os.Stdout)
 	if m := r.Missing(); len(m) > 0 {
 		fmt.Println()
 		fmt.Println("missing: " + strings.Join(m, ", "))

@@ -293,6 +293,9 @@ func (q *CQ) wait(ctx context.Context, op string) error {
 	if err != nil {
 		return waitError(op, "CQ", "a completion event", err)
 	}
+	if q.dl != nil {
+		q.dl.blocked()
+	}
 	return res.err
 }
 

@@ -101,9 +101,13 @@ func (s *sharedChannel) wait(ctx context.Context, op string) (*CQ, error) {
 		return q, nil
 	}
 	res, err := w.wait(ctx, true, e, s)
-	switch {
-	case err != nil:
+	if err != nil {
 		return nil, waitError(op, "connection", "a completion event", err)
+	}
+	if s.cq != nil && s.cq.dl != nil {
+		s.cq.dl.blocked()
+	}
+	switch {
 	case res.q != nil || res.err != nil:
 		return res.q, res.err
 	}

@@ -23,7 +23,9 @@ import (
 // So the data path yields (runtime.Gosched) itself, once every yieldCounts
 // counts of tsc.Read per connection, after a post or an empty poll and
 // outside the data lock: the goroutine has then always been scheduled
-// within the last 10 ms and is never preempted. tsc.Read counts CPU cycles
+// within the last 10 ms and is never preempted. A wait that goes past its
+// fast path (CQ.Wait, Conn.Wait) restarts the clock: the goroutine was
+// scheduled there. tsc.Read counts CPU cycles
 // on amd64 (4 million is 0.8-4 ms at 1-5 GHz) and ns elsewhere (4 ms).
 // A yield costs one trip through the scheduler (a few µs under TCG, well
 // under one on hardware): at most 0.25% of one connection's time.
@@ -49,6 +51,17 @@ func (d *dataLock) unlockAfterCrossing() {
 	if due {
 		gosched()
 	}
+}
+
+// blocked restarts the yield clock of a connection whose goroutine has
+// just waited for an event (a wait that went past its fast path, so
+// blocked or let others run): a loop that waits for every completion is
+// scheduled at each wait and needs no yield of its own.
+func (d *dataLock) blocked() {
+	now := tsc.Read()
+	d.mu.Lock()
+	d.lastYield = now
+	d.mu.Unlock()
 }
 
 // gosched yields; a test counts the yields through it.

@@ -4,6 +4,8 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/gorpma/rpma/internal/tsc"
 )
 
 // The yield clock: due at the first crossing, then once per yieldCounts;
@@ -21,6 +23,12 @@ func TestYieldDue(t *testing.T) {
 	// A counter read on another CPU may be a little behind: the
 	// difference wraps, and the goroutine yields once more.
 	require.True(t, d.yieldDue(start+3*yieldCounts-10))
+
+	// A goroutine that has just blocked in a wait restarts the clock.
+	var w dataLock
+	w.blocked()
+	require.False(t, w.yieldDue(tsc.Read()), "just scheduled")
+	require.True(t, w.yieldDue(tsc.Read()+yieldCounts))
 
 	SetYielding(false)
 	defer SetYielding(true)

@@ -9,11 +9,7 @@ import (
 )
 
 func TestFloor(t *testing.T) {
-	parse := func(s string) Set {
-		set, err := ParseBench(strings.NewReader(s))
-		require.NoError(t, err)
-		return set
-	}
+	parse := func(s string) Set { return mustParse(t, s) }
 	r := Results{
 		// Round 1: C 100, crossing 10, Go 130 with 2 crossings: floor
 		// (100+20)/100, beyond 130/120. Round 2: C 200, crossing 20, Go
@@ -40,4 +36,12 @@ func TestFloor(t *testing.T) {
 	b.Reset()
 	Results{Go: parse("BenchmarkOps/Write64-2 1000 130 ns/op\n"), C: r.C}.WriteFloors(&b)
 	require.Empty(t, b.String())
+}
+
+// mustParse parses benchmark output for a test.
+func mustParse(t *testing.T, out string) Set {
+	t.Helper()
+	set, err := ParseBench(strings.NewReader(out))
+	require.NoError(t, err)
+	return set
 }

@@ -2,18 +2,13 @@ package bench
 
 import (
 	"bytes"
-	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/require"
 )
 
 func TestWriteYield(t *testing.T) {
-	parse := func(s string) Set {
-		set, err := ParseBench(strings.NewReader(s))
-		require.NoError(t, err)
-		return set
-	}
+	parse := func(s string) Set { return mustParse(t, s) }
 	r := Results{
 		Go: parse("# round 1\nBenchmarkOps/Write64-2 1000 90 ns/op\nBenchmarkOpsStamped/Write64-2 1000 99 ns/op 50 p50-ns 300 p99-ns\nBenchmarkPostUnsignaled-2 1000 40 ns/op\n" +
 			"# round 2\nBenchmarkOps/Write64-2 1000 80 ns/op\nBenchmarkOpsStamped/Write64-2 1000 99 ns/op 60 p50-ns 200 p99-ns\n"),

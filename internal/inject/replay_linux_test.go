@@ -200,6 +200,7 @@ func TestReplay(t *testing.T) {
 	covered := map[int]bool{}
 	reached := map[int]bool{}
 	points, failed := 0, 0
+	var failures []string // repeated after the summary: CI shows a log's tail
 	start := time.Now()
 	for _, seq := range sequences {
 		pts, err := record(seq, e)
@@ -219,7 +220,9 @@ func TestReplay(t *testing.T) {
 			reached[pt.site] = true
 			if o.report != "" {
 				failed++
-				t.Errorf("%s, %s #%d: %s", seq.name, sites[pt.site].Name, pt.k, o.report)
+				msg := fmt.Sprintf("%s, %s #%d: %s", seq.name, sites[pt.site].Name, pt.k, o.report)
+				failures = append(failures, msg)
+				t.Error(msg)
 				base = leak.Take() // judge the next points on their own
 				continue
 			}
@@ -248,6 +251,9 @@ func TestReplay(t *testing.T) {
 	}
 	fmt.Printf("inject: sites=%d covered=%d excluded=%d points=%d failed=%d (%.0f s)\n",
 		len(sites), len(covered), len(excluded), points, failed, time.Since(start).Seconds())
+	for _, f := range failures {
+		fmt.Println("inject: failed point:", f)
+	}
 	if len(covered)+len(excluded) != len(sites) {
 		t.Errorf("covered %d + excluded %d != sites %d", len(covered), len(excluded), len(sites))
 	}

@@ -59,9 +59,10 @@ host() {
 }
 vm() {
 	local kernel=$1 pmem_mode=$2
+	shift 2 # the rest: more go test flags
 	local exec="$root/bin/rxevm -kernel $kernel -pmem 256M -pmem-mode $pmem_mode --"
 	{
-		RPMA_TEST_REQUIRE_PMEM=1 go test -exec "$exec" -race -count=1 -timeout 20m -json "${vm_pkgs[@]}"
+		RPMA_TEST_REQUIRE_PMEM=1 go test -exec "$exec" -race -count=1 -timeout 20m -json "$@" "${vm_pkgs[@]}"
 		# The fault-injection replay: its own build (tag rpma_inject),
 		# without -race (it runs each sequence hundreds of times).
 		go test -tags rpma_inject -exec "$exec" -count=1 -timeout 10m -json ./internal/inject/
@@ -111,7 +112,11 @@ for t in $only; do
 	lint) tier lint bash scripts/lint.sh ;;
 	host) tier host host ;;
 	vm-6.12) tier "$t" vm 6.12 devdax ;;
-	vm-6.1) tier "$t" vm 6.1 fsdax ;;
+	# The 6.1 tier skips what its kernel cannot change: the C programs'
+	# compile checks (the same Debian 12 headers as on 6.12) and the
+	# librpma interop of every example but atomic write (emulated on 6.1
+	# on both sides, native on 6.12): ~280 s of guest time under TCG.
+	vm-6.1) tier "$t" vm 6.1 fsdax -skip '^(TestRPMALatCompiles|TestRPMABWCompiles|TestRPMAScaleCompiles|TestGPSPMProtobufC)$|^TestIntegrationInteropLibrpma$/^(0[0-689]|1|grant)' ;;
 	vm-6.12-debian13) tier "$t" vm_debian13 ;;
 	vmhost) tier vmhost vmhost ;;
 	*) echo "unknown tier $t" >&2; status=1 ;;

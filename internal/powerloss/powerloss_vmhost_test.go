@@ -29,9 +29,9 @@ import (
 const (
 	killPoints       = 6            // kill points of the real test
 	controlRounds    = 3            // kill points of the negative control
-	casKillPoints    = 4            // kill points of the compare-and-swap test
+	casKillPoints    = 3            // kill points of the compare-and-swap test
 	casControl       = 3            // and of its negative control
-	writeOnlyRounds  = 2            // kill points acknowledging on write completion, no flush
+	writeOnlyRounds  = 1            // kill points acknowledging on write completion, no flush
 	gpspmKillPoints  = 3            // kill points of the GPSPM test
 	gpspmControl     = 2            // and of its negative control (the server skips the persist)
 	nativeKillPoints = 3            // kill points with native flush (Debian 13 userspace)

@@ -87,6 +87,8 @@ func waitError(op, what, awaited string, err error) error {
 		return errClosed(op, what)
 	case errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded):
 		return err
+	case errors.As(err, new(*os.SyscallError)):
+		return provider(op, err) // the call that failed, with its errno
 	default:
 		return rpma.NewError(op, rpma.CodeProvider, 0, "waiting for %s: %v", awaited, err)
 	}

@@ -110,7 +110,7 @@ func newCQ(op string, ctx *ibv.Context, dl *dataLock, cqe int, shared *ibv.CompC
 		if err != nil {
 			return nil, provider(op, err)
 		}
-		w, err := newEpollWaiter("ibv_comp_channel", append([]int{ch.FD()}, watch...)...)
+		w, err := newEpollWaiter("ibv_comp_channel", ch.FD(), watch...)
 		if err != nil {
 			ch.Destroy()
 			return nil, provider(op, err)

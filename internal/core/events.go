@@ -58,7 +58,7 @@ func newConnEvents(op string, ch *cmChannel, pdata []byte) (*connEvents, error) 
 		ev.closeFDs()
 		return nil, provider(op, os.NewSyscallError("eventfd", err))
 	}
-	if ev.userFD, err = newEpoll(ch.fd, ev.queueFD); err != nil {
+	if ev.userFD, err = newEpoll(-1, ch.fd, ev.queueFD); err != nil {
 		ev.closeFDs()
 		return nil, provider(op, err)
 	}

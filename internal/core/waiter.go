@@ -48,6 +48,8 @@ type waiter struct {
 	pt     tryer // the attempt
 	pok    bool  // the attempt succeeded
 	readFn func(uintptr) bool
+
+	gate gate // a completion waiter's: whether events reach the poller (gate.go)
 }
 
 // tryer is a wait's attempt: try reports whether the wait is over and runs
@@ -103,7 +105,7 @@ func wrapWaiter(fd int, name string) (*waiter, error) {
 		f.Close()
 		return nil, err
 	}
-	w := &waiter{f: f, rc: rc, done: make(chan struct{}), turn: make(chan struct{}, 1)}
+	w := &waiter{f: f, rc: rc, done: make(chan struct{}), turn: make(chan struct{}, 1), gate: noGate}
 	w.readFn = func(uintptr) bool {
 		if w.pb && w.advanced(w.pe) {
 			return true
@@ -135,8 +137,10 @@ func (w *waiter) epochNow() epoch {
 }
 
 // arrived records an arrival of a broadcast wait from source i (0 or 1)
-// and wakes every waiter that began before it.
+// and wakes every waiter that began before it. Only the holder of the turn
+// calls it (it consumed the arrival).
 func (w *waiter) arrived(i int) {
+	w.gateEventRead()
 	w.mu.Lock()
 	w.epoch[i]++
 	if w.notify != nil {
@@ -221,6 +225,12 @@ func (w *waiter) park(ctx context.Context, broadcast bool, e epoch, t tryer) (tr
 		}
 		return tryResult{}, err
 	}
+	if err := w.gateArm(); err != nil {
+		if w.closed.Load() {
+			return tryResult{}, os.ErrClosed
+		}
+		return tryResult{}, err
+	}
 	var fired chan struct{}
 	stop := func() bool { return true }
 	if ctx.Done() != nil {
@@ -232,6 +242,7 @@ func (w *waiter) park(ctx context.Context, broadcast bool, e epoch, t tryer) (tr
 	}
 	w.pb, w.pe, w.pt, w.pok = broadcast, e, t, false
 	err := w.rc.Read(w.readFn)
+	w.gate.unparked = 0
 	var res tryResult
 	if err == nil && w.pok {
 		res = t.result()

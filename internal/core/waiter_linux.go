@@ -12,19 +12,26 @@ import (
 
 // newEpollWaiter registers with the poller an epoll instance that watches
 // fds (each set non-blocking) for input, so that one wait covers several
-// channels: a completion channel and the connection's event channel. The
+// channels: a completion channel (gated, set non-blocking but watched only
+// while waits park: gate.go) and the connection's event channel. The
 // waiter owns the epoll fd; the watched fds stay with their C objects.
-func newEpollWaiter(name string, fds ...int) (*waiter, error) {
-	epfd, err := newEpoll(fds...)
+func newEpollWaiter(name string, gated int, fds ...int) (*waiter, error) {
+	epfd, err := newEpoll(gated, fds...)
 	if err != nil {
 		return nil, err
 	}
-	return wrapWaiter(epfd, name)
+	w, err := wrapWaiter(epfd, name)
+	if err != nil {
+		return nil, err
+	}
+	w.initGate(gated)
+	return w, nil
 }
 
-// newEpoll returns a non-blocking epoll instance watching fds (each set
-// non-blocking; negative ones skipped) for input, level-triggered.
-func newEpoll(fds ...int) (int, error) {
+// newEpoll returns a non-blocking epoll instance watching fds for input,
+// level-triggered. It sets them non-blocking, and unwatched too, which it
+// does not add (negative ones are skipped).
+func newEpoll(unwatched int, fds ...int) (int, error) {
 	epfd, err := -1, injected(ibv.GoSiteEpollCreate1)
 	if err == nil {
 		epfd, err = unix.EpollCreate1(unix.EPOLL_CLOEXEC)
@@ -36,12 +43,15 @@ func newEpoll(fds ...int) (int, error) {
 		unix.Close(epfd)
 		return -1, os.NewSyscallError(call, err)
 	}
-	for _, fd := range fds {
+	for _, fd := range append([]int{unwatched}, fds...) {
 		if fd < 0 {
 			continue
 		}
 		if err := orInjected(ibv.GoSiteFcntlWatched, func() error { return unix.SetNonblock(fd, true) }); err != nil {
 			return fail("fcntl", err)
+		}
+		if fd == unwatched {
+			continue
 		}
 		ev := unix.EpollEvent{Events: unix.EPOLLIN, Fd: int32(fd)}
 		if err := orInjected(ibv.GoSiteEpollCtl, func() error { return unix.EpollCtl(epfd, unix.EPOLL_CTL_ADD, fd, &ev) }); err != nil {

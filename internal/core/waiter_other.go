@@ -5,10 +5,10 @@ package core
 import "github.com/gorpma/rpma/internal/ibv"
 
 // newEpollWaiter is not available on this system.
-func newEpollWaiter(string, ...int) (*waiter, error) { return nil, ibv.ErrNotSupported }
+func newEpollWaiter(string, int, ...int) (*waiter, error) { return nil, ibv.ErrNotSupported }
 
 // newEpoll is not available on this system.
-func newEpoll(...int) (int, error) { return -1, ibv.ErrNotSupported }
+func newEpoll(int, ...int) (int, error) { return -1, ibv.ErrNotSupported }
 
 // newEventFD is not available on this system.
 func newEventFD() (int, error) { return -1, ibv.ErrNotSupported }

@@ -17,5 +17,6 @@ const (
 	GoSiteFcntlNonblockDup        // fcntl setting O_NONBLOCK on a dup
 	GoSiteFcntlDupfd              // fcntl F_DUPFD_CLOEXEC
 	GoSiteMmap                    // mmap
+	GoSiteEpollArm                // epoll_ctl arming a completion wait's gate
 	goSiteCount
 )

@@ -8,7 +8,7 @@ package ibv
 #include "rpma_inject.h"
 
 // The Go sites (inject.go) follow the C ones in the numbering.
-#define RPMA_INJECT_GO_SITES 8
+#define RPMA_INJECT_GO_SITES 9
 #define RPMA_INJECT_ALL (RPMA_SITE_COUNT + RPMA_INJECT_GO_SITES)
 
 static int64_t rpma_inject_counts[RPMA_INJECT_ALL];
@@ -137,6 +137,7 @@ var goSites = [goSiteCount]InjectSite{
 	GoSiteFcntlNonblockDup: {Name: "FCNTL_NONBLOCK_DUP", Call: "fcntl"},
 	GoSiteFcntlDupfd:       {Name: "FCNTL_DUPFD", Call: "fcntl"},
 	GoSiteMmap:             {Name: "MMAP", Call: "mmap"},
+	GoSiteEpollArm:         {Name: "EPOLL_ARM", Call: "epoll_ctl"},
 }
 
 // InjectSites returns every site: the C sites in the order of

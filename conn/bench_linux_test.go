@@ -34,9 +34,16 @@ import (
 // (scripts/bench-sched.sh).
 const envBenchYield = "RPMA_BENCH_YIELD"
 
+// envBenchGate=0 keeps the completion channels watched once a wait parked
+// (core.SetGating), so that one binary measures both.
+const envBenchGate = "RPMA_BENCH_GATE"
+
 func init() {
 	if os.Getenv(envBenchYield) == "0" {
 		core.SetYielding(false)
+	}
+	if os.Getenv(envBenchGate) == "0" {
+		core.SetGating(false)
 	}
 }
 

@@ -43,19 +43,22 @@ const gateIdleMax = 4
 // noGate is the gate of a waiter whose fd is not an epoll instance.
 var noGate = gate{fd: -1}
 
-// gating is whether gates disarm at all; a test turns it off to show
-// what it changes.
+// gating is whether gates remove their fd at all (SetGating).
 var gating = true
 
-// gateArm arms w's gate before a park and counts the park. Only the
-// holder of the turn calls it.
+// SetGating turns the gating of completion channels (gate.go) on, the
+// default, or off (each channel is watched from its waiter's creation on,
+// as before gating), for every CQ of the process. It is for benchmarks
+// only: conn's benchmarks measure the same binary with and without it
+// (RPMA_BENCH_GATE=0). It is not synchronized: call it before any
+// connection exists.
+func SetGating(on bool) { gating = on }
+
+// gateArm arms w's gate before a park (park then restarts the count of
+// events read without one). Only the holder of the turn calls it.
 func (w *waiter) gateArm() error {
 	g := &w.gate
-	if g.fd < 0 {
-		return nil
-	}
-	g.unparked = 0
-	if g.armed {
+	if g.fd < 0 || g.armed {
 		return nil
 	}
 	if err := w.rc.Control(g.armFn); err != nil {

@@ -10,11 +10,11 @@ import (
 	"github.com/gorpma/rpma/internal/ibv"
 )
 
-// initGate makes fd, not yet an item of w's epoll instance, w's gated fd
-// (gate.go).
-func (w *waiter) initGate(fd int) {
+// initGate makes fd w's gated fd (gate.go); watched says whether it is
+// already an item of w's epoll instance.
+func (w *waiter) initGate(fd int, watched bool) {
 	g := &w.gate
-	g.fd = fd
+	g.fd, g.armed = fd, watched
 	ev := unix.EpollEvent{Events: unix.EPOLLIN, Fd: int32(fd)}
 	g.armFn = func(epfd uintptr) {
 		g.err = orInjected(ibv.GoSiteEpollArm, func() error { return unix.EpollCtl(int(epfd), unix.EPOLL_CTL_ADD, fd, &ev) })

@@ -16,7 +16,11 @@ import (
 // while waits park: gate.go) and the connection's event channel. The
 // waiter owns the epoll fd; the watched fds stay with their C objects.
 func newEpollWaiter(name string, gated int, fds ...int) (*waiter, error) {
-	epfd, err := newEpoll(gated, fds...)
+	watched, unwatched := fds, gated
+	if !gating {
+		watched, unwatched = append([]int{gated}, fds...), -1
+	}
+	epfd, err := newEpoll(unwatched, watched...)
 	if err != nil {
 		return nil, err
 	}
@@ -24,7 +28,7 @@ func newEpollWaiter(name string, gated int, fds ...int) (*waiter, error) {
 	if err != nil {
 		return nil, err
 	}
-	w.initGate(gated)
+	w.initGate(gated, unwatched < 0)
 	return w, nil
 }
 

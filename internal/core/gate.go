@@ -54,10 +54,13 @@ var gating = true
 // connection exists.
 func SetGating(on bool) { gating = on }
 
-// gateArm arms w's gate before a park (park then restarts the count of
-// events read without one). Only the holder of the turn calls it.
+// gateArm arms w's gate before a park and restarts the count of events
+// read without one, so that the event the park itself reads cannot
+// disarm the gate (park restarts it again after reading). Only the holder
+// of the turn calls it.
 func (w *waiter) gateArm() error {
 	g := &w.gate
+	g.unparked = 0
 	if g.fd < 0 || g.armed {
 		return nil
 	}

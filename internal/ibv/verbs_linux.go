@@ -4,8 +4,6 @@ package ibv
 
 /*
 #cgo LDFLAGS: -libverbs
-#cgo noescape rpma_get_cq_event_rearm
-#cgo nocallback rpma_get_cq_event_rearm
 #include <errno.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -46,26 +44,33 @@ static void *rpma_calloc_wc(int n) {
 
 // rpma_get_cq_event_rearm is one crossing for ibv_get_cq_event, its
 // ibv_ack_cq_events and the ibv_req_notify_cq that re-arms the CQ. It
-// returns 0 with *cq set; else the errno, with *failed naming the call:
-// 1 ibv_get_cq_event (EAGAIN on a non-blocking channel with no event),
-// 2 ibv_req_notify_cq (the event was read and acknowledged).
-static int rpma_get_cq_event_rearm(struct ibv_comp_channel *ch, struct ibv_cq **cq, int *failed) {
+// takes the channel as an integer and returns its result by value, so
+// that cgo has no pointer to check: rc 0 with cq set; else the errno, with
+// failed naming the call: 1 ibv_get_cq_event (EAGAIN on a non-blocking
+// channel with no event), 2 ibv_req_notify_cq (the event was read and
+// acknowledged; cq is set).
+struct rpma_cq_event { uintptr_t cq; int rc; int failed; };
+
+static struct rpma_cq_event rpma_get_cq_event_rearm(uintptr_t chh) {
+	struct rpma_cq_event r = { 0, 0, 1 };
+	struct ibv_cq *cq = NULL;
 	void *ctx;
-	*failed = 1;
-	int rc = RPMA_INJECT(GET_CQ_EVENT);
-	if (rc)
-		return rc;
-	if (ibv_get_cq_event(ch, cq, &ctx))
-		return errno ? errno : EIO;
-	ibv_ack_cq_events(*cq, 1);
-	*failed = 2;
-	rc = RPMA_INJECT(REQ_NOTIFY_CQ_REARM);
-	if (!rc)
-		rc = ibv_req_notify_cq(*cq, 0);
-	if (rc)
-		return rc;
-	*failed = 0;
-	return 0;
+	r.rc = RPMA_INJECT(GET_CQ_EVENT);
+	if (r.rc)
+		return r;
+	if (ibv_get_cq_event((struct ibv_comp_channel *)chh, &cq, &ctx)) {
+		r.rc = errno ? errno : EIO;
+		return r;
+	}
+	r.cq = (uintptr_t)cq;
+	ibv_ack_cq_events(cq, 1);
+	r.failed = 2;
+	r.rc = RPMA_INJECT(REQ_NOTIFY_CQ_REARM);
+	if (!r.rc)
+		r.rc = ibv_req_notify_cq(cq, 0);
+	if (!r.rc)
+		r.failed = 0;
+	return r;
 }
 
 // The wrappers below hold the fault-injection sites of the calls the Go
@@ -199,27 +204,29 @@ func (ch *CompChannel) FD() int {
 // matching syscall.EAGAIN. A failed re-arm returns the CQ and an error
 // naming ibv_req_notify_cq.
 func (ch *CompChannel) GetCQEventRearm() (CQRef, error) {
-	var cq *C.struct_ibv_cq
-	var failed C.int
-	if rc := C.rpma_get_cq_event_rearm(ch.c, &cq, &failed); rc != 0 {
-		if rc == C.EAGAIN && failed == 1 {
+	r := C.rpma_get_cq_event_rearm(C.uintptr_t(uintptr(unsafe.Pointer(ch.c))))
+	if r.rc != 0 {
+		if r.rc == C.EAGAIN && r.failed == 1 {
 			return CQRef{}, errCQEventAgain
 		}
 		call := "ibv_get_cq_event"
-		if failed == 2 {
+		if r.failed == 2 {
 			call = "ibv_req_notify_cq"
 		}
-		return CQRef{c: cq}, callError(call, syscall.Errno(rc))
+		return CQRef{h: uintptr(r.cq)}, callError(call, syscall.Errno(r.rc))
 	}
-	return CQRef{c: cq}, nil
+	return CQRef{h: uintptr(r.cq)}, nil
 }
 
 // CQRef names a CQ that a completion event came from; compare it with
-// CQ.Is. It is a value: reading an event allocates nothing.
-type CQRef struct{ c *C.struct_ibv_cq }
+// CQ.Is. It is a value (the CQ's address as an integer): reading an event
+// allocates nothing.
+type CQRef struct{ h uintptr }
 
 // Is reports whether r names q.
-func (q *CQ) Is(r CQRef) bool { return q != nil && q.c != nil && q.c == r.c }
+func (q *CQ) Is(r CQRef) bool {
+	return q != nil && q.c != nil && uintptr(unsafe.Pointer(q.c)) == r.h
+}
 
 // Destroy destroys the channel (ibv_destroy_comp_channel). It is a no-op on
 // a nil or destroyed channel.

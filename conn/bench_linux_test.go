@@ -14,7 +14,6 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/require"
-	"golang.org/x/sys/unix"
 
 	"github.com/gorpma/rpma/conn"
 	"github.com/gorpma/rpma/cq"
@@ -234,17 +233,7 @@ func (b *benchEnv) waitPending(tb testing.TB, i int) {
 		tb.Fatal(err)
 	}
 	b.spin(tb, c.CQ(), 1)
-	fds := []unix.PollFd{{Fd: int32(c.CQ().FD()), Events: unix.POLLIN}}
-	for {
-		n, err := unix.Poll(fds, 30000)
-		if errors.Is(err, unix.EINTR) {
-			continue
-		}
-		if err != nil || n != 1 {
-			tb.Fatalf("the completion event did not come: %d, %v", n, err)
-		}
-		return
-	}
+	rdmatest.AwaitReadable(tb, c.CQ().FD(), 30*time.Second)
 }
 
 // cgoCalls reads the runtime's count of calls from Go into C.

@@ -3,7 +3,6 @@
 package core
 
 import (
-	"errors"
 	"fmt"
 	"os"
 	"strconv"
@@ -12,8 +11,8 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/require"
-	"golang.org/x/sys/unix"
 
+	"github.com/gorpma/rpma/internal/rdmatest"
 	"github.com/gorpma/rpma/rpma"
 )
 
@@ -34,22 +33,6 @@ func epollWatches(t *testing.T, w *waiter, fd int) bool {
 		}
 	}
 	return false
-}
-
-// eventPending waits (poll(2), which reads nothing) until q's completion
-// channel has an event.
-func eventPending(t *testing.T, q *CQ) {
-	t.Helper()
-	fds := []unix.PollFd{{Fd: int32(q.FD()), Events: unix.POLLIN}}
-	for {
-		n, err := unix.Poll(fds, 10000)
-		if errors.Is(err, unix.EINTR) {
-			continue
-		}
-		require.NoError(t, err)
-		require.Equal(t, 1, n, "no completion event within 10 s")
-		return
-	}
 }
 
 // TestIntegrationCompletionGate: a CQ waiter's epoll instance watches the
@@ -76,7 +59,7 @@ func TestIntegrationCompletionGate(t *testing.T) {
 	readWithoutPark := func() {
 		for i := 0; i < gateIdleMax; i++ {
 			require.NoError(t, client.Write(nil, 0, nil, 0, 0, rpma.CompletionAlways, 1))
-			eventPending(t, q)
+			rdmatest.AwaitReadable(t, q.FD(), 10*time.Second)
 			require.NoError(t, q.Wait(ctx))
 			drain()
 		}

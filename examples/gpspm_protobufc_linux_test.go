@@ -10,7 +10,6 @@ import (
 	"fmt"
 	"math"
 	"os/exec"
-	"path/filepath"
 	"strings"
 	"testing"
 
@@ -144,10 +143,10 @@ func (q *gpspmQueries) add(cmd string, check func(t *testing.T, answer string)) 
 func (q *gpspmQueries) run(t *testing.T) {
 	t.Helper()
 	cc := requireCC(t, "libprotobuf-c-dev")
-	bin := filepath.Join(t.TempDir(), "gpspm-codec")
 	ctx, cancel := context.WithTimeout(context.Background(), interopBuildTimeout)
 	defer cancel()
-	require.NoError(t, compileC(ctx, cc, bin, []string{"gpspm-codec.c", "GPSPM_flush.pb-c.c"}, []string{"-lprotobuf-c"}))
+	bin, _, err := compileC(ctx, cc, t.TempDir(), "gpspm-codec", []string{"gpspm-codec.c", "GPSPM_flush.pb-c.c"}, []string{"-lprotobuf-c"})
+	require.NoError(t, err)
 
 	cmd := exec.CommandContext(ctx, bin)
 	cmd.Stdin = strings.NewReader(strings.Join(q.cmds, "\n") + "\n")

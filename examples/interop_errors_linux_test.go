@@ -62,10 +62,12 @@ func TestMain(m *testing.M) {
 //     access error; this library refuses it before posting, with
 //     rpma.ErrInvalidArgument naming the missing usage.
 func TestIntegrationInteropErrors(t *testing.T) {
-	ip := rdmatest.IP(t)
-	goDir := goExamplesDir(t)
+	// The C programs first: on a host without the device, the test builds
+	// them (into the cache of C builds, internal/cbuild) and then skips.
 	cBins := buildInteropC(t, "02-read-to-volatile")
 	cClient := buildErrorsClient(t)
+	ip := rdmatest.IP(t)
+	goDir := goExamplesDir(t)
 	self, err := os.Executable()
 	require.NoError(t, err)
 	servers := map[string]string{
@@ -159,10 +161,10 @@ func runInteropServerWith(t *testing.T, ip string, port int, srv []string, clien
 func buildErrorsClient(t *testing.T) string {
 	t.Helper()
 	cc := requireCC(t, "librpma-dev", "libibverbs-dev")
-	bin := filepath.Join(t.TempDir(), "interop-errors-client")
 	ctx, cancel := context.WithTimeout(context.Background(), interopBuildTimeout)
 	defer cancel()
-	require.NoError(t, compileC(ctx, cc, bin, []string{"interop-errors-client.c"}, []string{"-lrpma", "-libverbs"}))
+	bin, _, err := compileC(ctx, cc, t.TempDir(), "interop-errors-client", []string{"interop-errors-client.c"}, []string{"-lrpma", "-libverbs"})
+	require.NoError(t, err)
 	return bin
 }
 

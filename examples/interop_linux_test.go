@@ -22,6 +22,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/gorpma/rpma/examples/internal/catalog"
+	"github.com/gorpma/rpma/internal/cbuild"
 	"github.com/gorpma/rpma/internal/rdmatest"
 )
 
@@ -111,6 +112,9 @@ const (
 // sent, with the checks of the examples' catalog plus the example's own
 // (the peer configuration's descriptor, the log's initial used value).
 func TestIntegrationInteropLibrpma(t *testing.T) {
+	// The C programs first: on a host without the device, the test builds
+	// them (into the cache of C builds, internal/cbuild) and then skips.
+	cBins := buildInteropC(t)
 	ip := rdmatest.IP(t)
 	goDir := goExamplesDir(t)
 	for _, name := range interopExamples {
@@ -119,7 +123,6 @@ func TestIntegrationInteropLibrpma(t *testing.T) {
 			require.NoError(t, err, "%s-%s is not built: run scripts/build-examples.sh", name, side)
 		}
 	}
-	cBins := buildInteropC(t)
 	t.Logf("kernel %q, address %s", rdmatest.Kernel(), ip)
 
 	for i, name := range interopExamples {
@@ -223,8 +226,9 @@ func catalogExample(t *testing.T, name string) catalog.Example {
 }
 
 // buildInteropC compiles the C programs of the examples names (all of
-// interopExamples without names) into a temporary directory and returns
-// their paths by name (NAME-server, NAME-client). Without cc,
+// interopExamples without names) into a temporary directory, or takes them
+// from the cache of C builds, and returns their paths by name
+// (NAME-server, NAME-client). Without cc,
 // librpma-dev, libibverbs-dev or libprotobuf-c-dev it skips on a host, and
 // fails in the VM.
 func buildInteropC(t *testing.T, names ...string) map[string]string {
@@ -240,6 +244,7 @@ func buildInteropC(t *testing.T, names ...string) map[string]string {
 		names = interopExamples
 	}
 	bins := map[string]string{}
+	fromCache := 0
 	errs := make([]error, 0, 2*len(names))
 	var mu sync.Mutex
 	var wg sync.WaitGroup
@@ -250,42 +255,42 @@ func buildInteropC(t *testing.T, names ...string) map[string]string {
 			if _, err := os.Stat(filepath.Join(src, prog+".c")); errors.Is(err, fs.ErrNotExist) {
 				continue // no C program of this side (interopOnly)
 			}
-			bin := filepath.Join(dir, prog)
-			bins[prog] = bin
 			wg.Go(func() {
 				extra := interopCExtra[name]
 				srcs := append([]string{prog + ".c"}, extra.srcs...)
-				if err := compileC(ctx, cc, bin, srcs, append([]string{"-lrpma", "-libverbs"}, extra.libs...)); err != nil {
-					mu.Lock()
+				bin, cached, err := compileC(ctx, cc, dir, prog, srcs, append([]string{"-lrpma", "-libverbs"}, extra.libs...))
+				mu.Lock()
+				defer mu.Unlock()
+				if err != nil {
 					errs = append(errs, err)
-					mu.Unlock()
+					return
+				}
+				bins[prog] = bin
+				if cached {
+					fromCache++
 				}
 			})
 		}
 	}
 	wg.Wait()
 	require.NoError(t, errors.Join(errs...))
-	t.Logf("built %d C programs in %v", len(bins), time.Since(start).Round(time.Millisecond))
+	t.Logf("built %d C programs in %v (%d from the cache)", len(bins), time.Since(start).Round(time.Millisecond), fromCache)
 	return bins
 }
 
-// compileC compiles the C files srcs of interopCDir into bin with the
-// warnings the test holds them to, linking libs.
-func compileC(ctx context.Context, cc, bin string, srcs, libs []string) error {
-	dir, err := filepath.Abs(interopCDir)
+// compileC compiles the C files srcs of interopCDir into the program name
+// with the warnings the test holds them to, linking libs, or takes it from
+// the cache of C builds (internal/cbuild), and returns its path and
+// whether it came from the cache.
+func compileC(ctx context.Context, cc, dir, name string, srcs, libs []string) (bin string, cached bool, err error) {
+	src, err := filepath.Abs(interopCDir)
 	if err != nil {
-		return err
+		return "", false, err
 	}
-	args := []string{"-std=gnu11", "-O2", "-Wall", "-Werror", "-I", dir, "-o", bin}
-	for _, s := range srcs {
-		args = append(args, filepath.Join(dir, s))
-	}
-	cmd := exec.CommandContext(ctx, cc, append(args, libs...)...)
-	cmd.WaitDelay = 5 * time.Second
-	if out, err := cmd.CombinedOutput(); err != nil {
-		return fmt.Errorf("cc %s: %w\n%s", srcs[0], err, out)
-	}
-	return nil
+	return cbuild.Build(ctx, cc, cbuild.Program{
+		Name: name, Dir: src, Srcs: srcs, Libs: libs,
+		Args: []string{"-std=gnu11", "-O2", "-Wall", "-Werror", "-I", src},
+	}, dir)
 }
 
 // requireCC returns the path of cc after checking that the Debian packages

@@ -140,8 +140,10 @@ int main(int argc, char **argv) {
 // (1.2.0, on the same device) decodes in Go to its address, size and
 // usage; Go's descriptors have the same layout.
 func TestIntegrationDescriptorFromLibrpma(t *testing.T) {
-	_, ip := newPeer(t)
+	// The C program first: on a host without the device, the test builds it
+	// (into the cache of C builds, internal/cbuild) and then skips.
 	bin := buildC(t, strings.Replace(librpmaEncode, "#include <stdlib.h>", "#include <stdlib.h>\n#include <stdint.h>", 1))
+	_, ip := newPeer(t)
 	usage := mr.UsageWriteDst | mr.UsageReadSrc | mr.UsageFlushVisibility
 	out, err := exec.Command(bin, ip, strconv.Itoa(int(usage))).CombinedOutput()
 	require.NoError(t, err, "%s", out)

@@ -1,17 +1,18 @@
 package mr_test
 
 import (
+	"context"
 	"encoding/binary"
 	"encoding/hex"
 	"fmt"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/gorpma/rpma/internal/cbuild"
 	"github.com/gorpma/rpma/internal/leak"
 	"github.com/gorpma/rpma/internal/rdmatest"
 	"github.com/gorpma/rpma/mr"
@@ -108,7 +109,8 @@ int main(int argc, char **argv) {
 }
 `
 
-// buildC compiles a C program against librpma (Debian's librpma-dev).
+// buildC compiles a C program against librpma (Debian's librpma-dev), or
+// takes it from the cache of C builds (internal/cbuild).
 func buildC(t *testing.T, src string) string {
 	t.Helper()
 	cc, err := exec.LookPath("cc")
@@ -118,12 +120,8 @@ func buildC(t *testing.T, src string) string {
 		}
 		t.Skip("needs cc and librpma-dev")
 	}
-	dir := t.TempDir()
-	c := filepath.Join(dir, "p.c")
-	require.NoError(t, os.WriteFile(c, []byte(src), 0o644))
-	bin := filepath.Join(dir, "p")
-	out, err := exec.Command(cc, "-o", bin, c, "-lrpma").CombinedOutput()
-	require.NoError(t, err, "%s", out)
+	bin, _, err := cbuild.Build(context.Background(), cc, cbuild.Program{Name: "p", Source: src, Libs: []string{"-lrpma"}}, t.TempDir())
+	require.NoError(t, err)
 	return bin
 }
 

@@ -1,15 +1,16 @@
 package peer_test
 
 import (
+	"context"
 	"fmt"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/gorpma/rpma/internal/cbuild"
 	"github.com/gorpma/rpma/internal/leak"
 	"github.com/gorpma/rpma/internal/rdmatest"
 	"github.com/gorpma/rpma/peer"
@@ -114,13 +115,9 @@ func TestCfgMatchesLibrpma(t *testing.T) {
 		}
 		t.Skip("needs cc and librpma-dev")
 	}
-	dir := t.TempDir()
-	src := filepath.Join(dir, "p.c")
-	require.NoError(t, os.WriteFile(src, []byte(librpmaProgram), 0o644))
-	bin := filepath.Join(dir, "p")
-	out, err := exec.Command(cc, "-o", bin, src, "-lrpma").CombinedOutput()
-	require.NoError(t, err, "%s", out)
-	out, err = exec.Command(bin).CombinedOutput()
+	bin, _, err := cbuild.Build(context.Background(), cc, cbuild.Program{Name: "p", Source: librpmaProgram, Libs: []string{"-lrpma"}}, t.TempDir())
+	require.NoError(t, err)
+	out, err := exec.Command(bin).CombinedOutput()
 	require.NoError(t, err, "%s", out)
 
 	var want strings.Builder

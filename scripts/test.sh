@@ -28,6 +28,13 @@ go build -o bin/rxevm ./cmd/rxevm || exit 1
 go build -o bin/testsummary ./internal/cmd/testsummary || exit 1
 bash scripts/build-examples.sh || exit 1 # run by the examples' test in the VM
 summary=$root/bin/testsummary
+# The C programs the tests run (librpma's side of the interop tests, the
+# benchmarks', the descriptor checks) are cached by content
+# (internal/cbuild): the host tier compiles them in a fraction of a second
+# each, the VM tiers, which see the host's files, run them instead of
+# compiling each again under TCG (5-60 s a program). The Debian 13 tier's
+# headers differ: it compiles its own.
+export RPMA_C_CACHE=$root/bin/ccache
 
 # Packages whose tests run in the VM: those whose tests use the device,
 # which they reach through internal/rdmatest, but the harness itself

@@ -17,6 +17,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/gorpma/rpma/internal/bench"
+	"github.com/gorpma/rpma/internal/cbuild"
 	"github.com/gorpma/rpma/internal/rdmatest"
 )
 
@@ -44,7 +45,8 @@ func TestMain(m *testing.M) {
 }
 
 // buildC compiles testdata/NAME.c against librpma with ccFlags (once per
-// test binary), or skips the test when there is no C compiler or no
+// test binary, or not at all when the cache of C builds, internal/cbuild,
+// has it), or skips the test when there is no C compiler or no
 // librpma.h, and returns the program's path.
 func buildC(t *testing.T, name string) string {
 	t.Helper()
@@ -79,12 +81,9 @@ func buildC(t *testing.T, name string) string {
 		t.Skip(cBuilds.skip)
 	}
 	once.Do(func() {
-		bin := filepath.Join(cBuilds.dir, name)
-		args := append(append([]string{}, ccFlags...), "-o", bin, filepath.Join("testdata", name+".c"), "-lrpma")
-		var err error
-		if out, cerr := exec.Command("cc", args...).CombinedOutput(); cerr != nil {
-			err = fmt.Errorf("cc %s: %v\n%s", strings.Join(args, " "), cerr, out)
-		}
+		bin, _, err := cbuild.Build(context.Background(), "cc", cbuild.Program{
+			Name: name, Dir: "testdata", Srcs: []string{name + ".c"}, Args: ccFlags, Libs: []string{"-lrpma"},
+		}, cBuilds.dir)
 		cBuilds.Lock()
 		cBuilds.bin[name], cBuilds.err[name] = bin, err
 		cBuilds.Unlock()

@@ -67,11 +67,12 @@ func runVM(t *testing.T, env []string, args ...string) result {
 	return r
 }
 
+// TestExitCodesPropagate: a status other than 0 and 1 (a harness that
+// reports only success or failure would give 1). Status 0 is every other
+// test's.
 func TestExitCodesPropagate(t *testing.T) {
-	for _, want := range []int{0, 1, 42} {
-		r := runVM(t, nil, "--", "sh", "-c", "exit "+strconv.Itoa(want))
-		require.Equal(t, want, r.code, "stderr: %s", r.stderr)
-	}
+	r := runVM(t, nil, "--", "sh", "-c", "exit 42")
+	require.Equal(t, 42, r.code, "stderr: %s", r.stderr)
 }
 
 func TestCommandNotFound(t *testing.T) {
@@ -240,7 +241,10 @@ func TestRequireRXEFailsSkippingTests(t *testing.T) {
 // TestCachedRunPreparesNothing: with the cache warm (the tests above
 // filled it), a run neither downloads nor builds.
 func TestCachedRunPreparesNothing(t *testing.T) {
-	runVM(t, nil, "--", "true") // warm, in case this test runs alone
+	// Warm, in case this test runs alone: what a run prepares, without a
+	// boot (make test has prepared it already).
+	_, err := vm.Prepare(vm.Config{})
+	require.NoError(t, err)
 	r := runVM(t, nil, "-v", "--", "true")
 	require.Equal(t, 0, r.code, r.stderr)
 	require.NotContains(t, r.stderr, "downloading")

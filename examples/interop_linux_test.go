@@ -228,9 +228,8 @@ func catalogExample(t *testing.T, name string) catalog.Example {
 // buildInteropC compiles the C programs of the examples names (all of
 // interopExamples without names) into a temporary directory, or takes them
 // from the cache of C builds, and returns their paths by name
-// (NAME-server, NAME-client). Without cc,
-// librpma-dev, libibverbs-dev or libprotobuf-c-dev it skips on a host, and
-// fails in the VM.
+// (NAME-server, NAME-client). Without cc, librpma-dev, libibverbs-dev or
+// libprotobuf-c-dev it skips on a host, and fails in the VM.
 func buildInteropC(t *testing.T, names ...string) map[string]string {
 	t.Helper()
 	cc := requireCC(t, "librpma-dev", "libibverbs-dev", "libprotobuf-c-dev")

@@ -4,8 +4,6 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/require"
-
-	"github.com/gorpma/rpma/internal/tsc"
 )
 
 // The yield clock: due at the first crossing, then once per yieldCounts;
@@ -24,11 +22,16 @@ func TestYieldDue(t *testing.T) {
 	// difference wraps, and the goroutine yields once more.
 	require.True(t, d.yieldDue(start+3*yieldCounts-10))
 
-	// A goroutine that has just blocked in a wait restarts the clock.
+	// A goroutine that has just blocked in a wait restarts the clock from
+	// the counter's reading then. (Read against the counter's reading
+	// after it, this was flaky: a VM's vCPU can be descheduled for the
+	// 1-2 ms that yieldCounts is between the two.)
 	var w dataLock
 	w.blocked()
-	require.False(t, w.yieldDue(tsc.Read()), "just scheduled")
-	require.True(t, w.yieldDue(tsc.Read()+yieldCounts))
+	require.NotZero(t, w.lastYield, "blocked read the counter")
+	require.False(t, w.yieldDue(w.lastYield+1), "just scheduled")
+	require.False(t, w.yieldDue(w.lastYield+yieldCounts-1))
+	require.True(t, w.yieldDue(w.lastYield+yieldCounts))
 
 	SetYielding(false)
 	defer SetYielding(true)

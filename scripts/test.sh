@@ -121,8 +121,8 @@ for t in $only; do
 	# The 6.1 tier skips what its kernel cannot change: the C programs'
 	# compile checks (the same Debian 12 headers as on 6.12) and the
 	# librpma interop of every example but atomic write (emulated on 6.1
-	# on both sides, native on 6.12): ~90 s of guest time under TCG (the
-	# interop's C builds stay: the atomic write pairing needs them).
+	# on both sides, native on 6.12): the pairings' runs (their C programs
+	# come from the cache of C builds either way).
 	vm-6.1) tier "$t" vm 6.1 fsdax -skip '^(TestRPMALatCompiles|TestRPMABWCompiles|TestRPMAScaleCompiles|TestGPSPMProtobufC)$|^TestIntegrationInteropLibrpma$/^(0[0-689]|1|grant)' ;;
 	vm-6.12-debian13) tier "$t" vm_debian13 ;;
 	vmhost) tier vmhost vmhost ;;

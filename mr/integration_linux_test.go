@@ -142,7 +142,7 @@ int main(int argc, char **argv) {
 func TestIntegrationDescriptorFromLibrpma(t *testing.T) {
 	// The C program first: on a host without the device, the test builds it
 	// (into the cache of C builds, internal/cbuild) and then skips.
-	bin := buildC(t, strings.Replace(librpmaEncode, "#include <stdlib.h>", "#include <stdlib.h>\n#include <stdint.h>", 1))
+	bin := rdmatest.LibrpmaProgram(t, strings.Replace(librpmaEncode, "#include <stdlib.h>", "#include <stdlib.h>\n#include <stdint.h>", 1))
 	_, ip := newPeer(t)
 	usage := mr.UsageWriteDst | mr.UsageReadSrc | mr.UsageFlushVisibility
 	out, err := exec.Command(bin, ip, strconv.Itoa(int(usage))).CombinedOutput()

@@ -1,18 +1,15 @@
 package mr_test
 
 import (
-	"context"
 	"encoding/binary"
 	"encoding/hex"
 	"fmt"
-	"os"
 	"os/exec"
 	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/gorpma/rpma/internal/cbuild"
 	"github.com/gorpma/rpma/internal/leak"
 	"github.com/gorpma/rpma/internal/rdmatest"
 	"github.com/gorpma/rpma/mr"
@@ -109,26 +106,10 @@ int main(int argc, char **argv) {
 }
 `
 
-// buildC compiles a C program against librpma (Debian's librpma-dev), or
-// takes it from the cache of C builds (internal/cbuild).
-func buildC(t *testing.T, src string) string {
-	t.Helper()
-	cc, err := exec.LookPath("cc")
-	if err != nil || !fileExists("/usr/include/librpma.h") {
-		if rdmatest.Required() {
-			t.Fatalf("the test environment must have cc and librpma-dev (cc: %v)", err)
-		}
-		t.Skip("needs cc and librpma-dev")
-	}
-	bin, _, err := cbuild.Build(context.Background(), cc, cbuild.Program{Name: "p", Source: src, Libs: []string{"-lrpma"}}, t.TempDir())
-	require.NoError(t, err)
-	return bin
-}
-
 // TestDescriptorDecodesLikeLibrpma feeds the same descriptors to C
 // librpma and to RemoteFromDescriptor.
 func TestDescriptorDecodesLikeLibrpma(t *testing.T) {
-	bin := buildC(t, librpmaDecode)
+	bin := rdmatest.LibrpmaProgram(t, librpmaDecode)
 	inputs := [][]byte{
 		descriptor(0x1000, 4096, 7, byte(mr.UsageWriteDst)),
 		descriptor(0xdeadbeef000, 1<<40, 0xffffffff, byte(mr.UsageFlushVisibility|mr.UsageReadSrc)),
@@ -155,8 +136,6 @@ func TestDescriptorDecodesLikeLibrpma(t *testing.T) {
 	}
 	require.Equal(t, want.String(), string(out))
 }
-
-func fileExists(p string) bool { _, err := os.Stat(p); return err == nil }
 
 // TestExtendedDescriptor: RemoteFromExtendedDescriptor reads the 21 bytes
 // as RemoteFromDescriptor does plus the usage bits above the first byte;

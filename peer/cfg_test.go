@@ -1,16 +1,13 @@
 package peer_test
 
 import (
-	"context"
 	"fmt"
-	"os"
 	"os/exec"
 	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/gorpma/rpma/internal/cbuild"
 	"github.com/gorpma/rpma/internal/leak"
 	"github.com/gorpma/rpma/internal/rdmatest"
 	"github.com/gorpma/rpma/peer"
@@ -108,15 +105,7 @@ int main(void) {
 // TestCfgMatchesLibrpma checks the descriptor against the C librpma
 // (Debian's librpma-dev), when a C compiler and librpma are installed.
 func TestCfgMatchesLibrpma(t *testing.T) {
-	cc, err := exec.LookPath("cc")
-	if err != nil || !fileExists("/usr/include/librpma.h") {
-		if rdmatest.Required() {
-			t.Fatalf("the test environment must have cc and librpma-dev (cc: %v)", err)
-		}
-		t.Skip("needs cc and librpma-dev")
-	}
-	bin, _, err := cbuild.Build(context.Background(), cc, cbuild.Program{Name: "p", Source: librpmaProgram, Libs: []string{"-lrpma"}}, t.TempDir())
-	require.NoError(t, err)
+	bin := rdmatest.LibrpmaProgram(t, librpmaProgram)
 	out, err := exec.Command(bin).CombinedOutput()
 	require.NoError(t, err, "%s", out)
 
@@ -135,5 +124,3 @@ func TestCfgMatchesLibrpma(t *testing.T) {
 	fmt.Fprintf(&want, "short %d\n", code)
 	require.Equal(t, want.String(), string(out))
 }
-
-func fileExists(p string) bool { _, err := os.Stat(p); return err == nil }

@@ -321,6 +321,7 @@ func requireCC(t *testing.T, pkgs ...string) string {
 // the first error (a program failing, a timeout).
 type interopResult struct {
 	server, client string
+	serverStderr   string // set by runInteropServerWith
 	err            error
 }
 

@@ -110,7 +110,12 @@ func (c *Conn) core() *core.Conn { return (*core.Conn)(c) }
 //
 // The usual sequences: connecting side: Connect, ESTABLISHED, Disconnect,
 // CLOSED, Close; accepting side: Connect, ESTABLISHED, CLOSED (the other
-// side disconnected), Disconnect, Close.
+// side disconnected), Disconnect, Close. The accepting side can get CLOSED
+// without ESTABLISHED when the connecting side hangs up right after it
+// connected: it learns of ESTABLISHED from the peer's RTU message, which
+// the kernel's connection manager may handle after the peer's DREQ (seen
+// on rxe with librpma on both sides, too). Such a connection was
+// established and is over: treat it as one that closed.
 func (c *Conn) NextEvent(ctx context.Context) (rpma.ConnEvent, error) {
 	return c.core().NextEvent(ctx)
 }

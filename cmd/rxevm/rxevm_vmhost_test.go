@@ -122,6 +122,17 @@ func TestEnvironmentDirAndDevice(t *testing.T) {
 	require.Contains(t, lines[7], "192.0.2.1/24")
 }
 
+// TestGuestClockIsTSC: both kernels' guests keep time with the TSC, as on
+// hardware (internal/vm's kernelCmdline); 6.1 would take the HPET, where
+// every clock read is an emulated device access.
+func TestGuestClockIsTSC(t *testing.T) {
+	for _, k := range []string{"6.1", "6.12"} {
+		r := runVM(t, nil, "-kernel", k, "--", "cat", "/sys/devices/system/clocksource/clocksource0/current_clocksource")
+		require.Equal(t, 0, r.code, r.stderr)
+		require.Equal(t, "tsc", strings.TrimSpace(r.stdout), "kernel %s", k)
+	}
+}
+
 func TestTmpSharedRootReadOnly(t *testing.T) {
 	dir := t.TempDir() // under TMPDIR: shared read-write
 	marker := "/etc/rxevm-overlay-test-" + strconv.Itoa(os.Getpid())

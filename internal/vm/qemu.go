@@ -55,6 +55,23 @@ func (s *streams) closeAll() {
 	}
 }
 
+// kernelCmdline is the guest kernel's command line. tsc=reliable gives
+// every guest the TSC as its clock source, as on hardware. 6.12 takes it
+// anyway; 6.1 rejects the TSC of qemu's "max" CPU under TCG ("TSCs
+// unsynchronized": an AMD-vendor CPU without constant_tsc and more than
+// one vCPU is assumed unsynchronized, without a measurement) and falls
+// back to the HPET, where every clock read (clock_gettime, and so Go's
+// scheduler, timers and time.Now) is a system call and an emulated device
+// access: 1.0-1.4 µs a read against 0.09-0.13 µs for the TSC's vDSO read
+// in the same guests (2026-12-03). TCG's TSC is one counter for all vCPUs,
+// taken from the host's under a lock (qemu's cpu_get_ticks), so it is
+// synchronized: a warp test (two threads on the two vCPUs reading the TSC
+// and CLOCK_MONOTONIC in turn, 2 million reads) found no step back on 6.1
+// or 6.12. The option also stops the clocksource watchdog, which could
+// otherwise move a loaded 6.12 guest to the HPET mid-run.
+// doc/performance.md, "The guest's clock", has what it changes.
+const kernelCmdline = "console=ttyS0 quiet panic=-1 rdinit=/init tsc=reliable"
+
 // qemuArgs builds the command line of one VM. Stream i is inherited as
 // fd 3+i (exec.Cmd.ExtraFiles).
 // usRoot, if not "", is a userspace root to export as a fourth 9p share.
@@ -70,7 +87,7 @@ func qemuArgs(cfg *Config, k *Kernel, initrd, runDir, usRoot string, n *Node) []
 		"-machine", machine, "-accel", "tcg,thread=multi", "-cpu", "max",
 		"-smp", strconv.Itoa(cfg.CPUs), "-m", mem,
 		"-kernel", k.Image(), "-initrd", initrd,
-		"-append", "console=ttyS0 quiet panic=-1 rdinit=/init",
+		"-append", kernelCmdline,
 		"-chardev", "socket,id=con,fd=" + fd(streamConsole), "-serial", "chardev:con",
 		"-device", "virtio-serial-pci,id=vser",
 		"-chardev", "socket,id=out,fd=" + fd(streamStdout),

@@ -29,7 +29,7 @@ import (
 // on amd64 (4 million is 0.8-4 ms at 1-5 GHz) and ns elsewhere (4 ms).
 // A yield is one trip through the scheduler, which wakes a second thread
 // when a P is idle (Gosched's wakep) and reads the clock: on the 6.1 TCG
-// guest, whose clock is the HPET, 5-15% of a busy poller's CPU samples
+// guest, while its clock was the HPET, 5-15% of a busy poller's CPU samples
 // (doc/performance.md, "A profile of the busy path"); far less on
 // hardware, where a clock read is a vDSO call.
 const yieldCounts = 4_000_000

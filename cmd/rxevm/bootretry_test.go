@@ -20,9 +20,9 @@ func commandStderr(s string) string {
 	inDmesg := false
 	for _, l := range strings.SplitAfter(s, "\n") {
 		switch {
-		case strings.HasPrefix(l, "rxevm: --- guest dmesg (last "):
+		case strings.HasPrefix(l, "rxevm: --- ") && strings.Contains(l, "guest dmesg (last "):
 			inDmesg = true
-		case strings.HasPrefix(l, "rxevm: --- end of guest dmesg ---"):
+		case strings.HasPrefix(l, "rxevm: --- end of ") && strings.HasSuffix(l, "guest dmesg ---\n"):
 			inDmesg = false
 		case inDmesg, strings.HasPrefix(l, "rxevm: ") && strings.Contains(l, "; booting a fresh VM (attempt "):
 		default:
@@ -40,6 +40,13 @@ func TestCommandStderr(t *testing.T) {
 		"  [    3.331942] Kernel Offset: 0xf400000 from 0xffffffff81000000\n" +
 		"rxevm: --- end of guest dmesg ---\n" +
 		"rxevm: rxevm: the VM did not boot (qemu: <nil>); booting a fresh VM (attempt 2 of 3)\n" +
+		"to-err\n"
+	require.Equal(t, "to-err\n", commandStderr(retried))
+	// A two-node run whose node 1 crashed (the label names the node).
+	retried = "rxevm: --- node 1: guest dmesg (last 1 lines) ---\n" +
+		"  [    3.229775] Kernel panic - not syncing: Fatal exception in interrupt\n" +
+		"rxevm: --- end of node 1: guest dmesg ---\n" +
+		"rxevm: node 1: the VM did not boot (qemu: <nil>); booting a fresh VM (attempt 2 of 3)\n" +
 		"to-err\n"
 	require.Equal(t, "to-err\n", commandStderr(retried))
 	// Without a retry nothing is taken away, rxevm's own lines included.

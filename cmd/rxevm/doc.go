@@ -69,9 +69,11 @@
 //	2    bad usage
 //
 // On any failure rxevm prints the tail of the guest's dmesg on stderr.
-// A single VM whose kernel crashed before the command started (rare under
-// TCG: an early-boot oops) is booted afresh, up to three times in all;
-// the command never runs twice. The kernel package download is retried
+// A run whose kernel crashed before any command started (rare under TCG:
+// a late-boot oops) is booted afresh, up to three times in all; no
+// command ever runs twice. With two nodes, each node sets up and then
+// waits until the other is ready too before its command starts, so a
+// crash of either node's kernel is retried the same way. The kernel package download is retried
 // too (four tries).
 //
 // Kernels and initramfs images are cached in $RXEVM_CACHE or

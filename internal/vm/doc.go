@@ -27,7 +27,8 @@
 //     (read-write) and a per-run control directory (read-write).
 //   - /init loads the modules, builds the overlay root and chroots into it,
 //     running this same executable as the guest agent ([GuestMain]). The
-//     agent brings up rxe0, runs the command with the caller's environment
+//     agent brings up rxe0 (with two nodes it then waits at the start
+//     barrier, see [Node.HoldStart]), runs the command with the caller's environment
 //     and working directory, forwards signals, and writes the exit status
 //     and the guest's dmesg into the control directory before powering off.
 //

@@ -63,11 +63,6 @@ func guestRun(ctlDir string) (int, error) {
 		return 0, fmt.Errorf("reading job: %w", err)
 	}
 	for _, kv := range j.Env {
-		if f, ok := strings.CutPrefix(kv, EnvTestCrashBoots+"="); ok && takeCrash(f) {
-			os.Exit(1) // PID 1 exits: the kernel panics, as in a boot crash
-		}
-	}
-	for _, kv := range j.Env {
 		if v, ok := strings.CutPrefix(kv, "PATH="); ok {
 			os.Setenv("PATH", v)
 		}
@@ -109,6 +104,16 @@ func guestRun(ctlDir string) (int, error) {
 		stdout.Close()
 		stderr.Close()
 	}()
+	if injectCrash(j) {
+		os.Exit(1) // PID 1 exits: the kernel panics, as in a boot crash
+	}
+	control := bufio.NewScanner(ctl)
+	if j.HoldStart {
+		start, status, err := awaitStart(control, ctlDir)
+		if err != nil || !start {
+			return status, err
+		}
+	}
 	if err := os.WriteFile(filepath.Join(ctlDir, ctlStarted), nil, 0o644); err != nil {
 		return 0, err
 	}
@@ -147,7 +152,7 @@ func guestRun(ctlDir string) (int, error) {
 		fmt.Fprintf(stderr, "rxevm: %v\n", err)
 		return 126, nil
 	}
-	go serveControl(ctl, cmd.Process.Pid, ctlDir)
+	go serveControl(control, cmd.Process.Pid, ctlDir)
 	err = cmd.Wait()
 	var ee *exec.ExitError
 	switch {
@@ -166,20 +171,25 @@ func guestRun(ctlDir string) (int, error) {
 
 // serveControl executes the host's requests: "signal N" forwards signal N
 // to the command's process group, "dump" writes the guest's dmesg.
-func serveControl(ctl *os.File, pid int, ctlDir string) {
-	sc := bufio.NewScanner(ctl)
-	for sc.Scan() {
-		f := strings.Fields(sc.Text())
+func serveControl(ctl *bufio.Scanner, pid int, ctlDir string) {
+	for ctl.Scan() {
+		f := strings.Fields(ctl.Text())
 		switch {
 		case len(f) == 2 && f[0] == "signal":
 			if n, err := strconv.Atoi(f[1]); err == nil {
 				unix.Kill(-pid, unix.Signal(n))
 			}
 		case len(f) == 1 && f[0] == "dump":
-			writeDmesg(ctlDir)
-			os.WriteFile(filepath.Join(ctlDir, ctlDmesg+".done"), nil, 0o644)
+			answerDump(ctlDir)
 		}
 	}
+}
+
+// answerDump writes the guest's dmesg for the host's "dump" request and
+// then the file that says it is complete.
+func answerDump(ctlDir string) {
+	writeDmesg(ctlDir)
+	os.WriteFile(filepath.Join(ctlDir, ctlDmesg+".done"), nil, 0o644)
 }
 
 // openPort opens the virtio-serial port named name (/dev/vportNpM).
@@ -313,10 +323,33 @@ func waitPath(path string, d time.Duration) error {
 }
 
 // EnvTestCrashBoots names a file, in the shared temp directory, holding a
-// count N: while N > 0 the guest agent decrements it and dies before
-// setting anything up, which the host sees as a kernel that crashed while
-// booting. It exists for the test of rxevm's boot retry.
+// count N: while N > 0 the guest agent of the run's last node decrements
+// it and dies once set up, before its command starts, which the host sees
+// as a kernel that crashed while booting. With two nodes node 1 dies
+// crashDelay after it is set up, when node 0 has long been ready: a start
+// barrier that did not hold node 0 would let its command run. It exists
+// for the test of rxevm's boot retry.
 const EnvTestCrashBoots = "RXEVM_TEST_CRASH_BOOTS"
+
+// crashDelay: see EnvTestCrashBoots.
+const crashDelay = 2 * time.Second
+
+// injectCrash reports whether this guest is to die now (EnvTestCrashBoots).
+func injectCrash(j *job) bool {
+	twoNodes := j.Node.PeerIP != ""
+	if twoNodes && j.Node.Index == 0 {
+		return false
+	}
+	for _, kv := range j.Env {
+		if f, ok := strings.CutPrefix(kv, EnvTestCrashBoots+"="); ok && takeCrash(f) {
+			if twoNodes {
+				time.Sleep(crashDelay)
+			}
+			return true
+		}
+	}
+	return false
+}
 
 // takeCrash decrements the count in path and reports whether it was
 // positive.

@@ -20,6 +20,9 @@ type job struct {
 	// UserspaceRoot is its root, which the guest lays over its own.
 	Userspace     string `json:"userspace,omitempty"`
 	UserspaceRoot string `json:"userspace_root,omitempty"`
+	// HoldStart: the command starts only on the host's "start" (the
+	// start barrier of a multi-node run).
+	HoldStart bool `json:"hold_start,omitempty"`
 }
 
 // nodeSpec is one VM's identity: its network (a single VM puts rxe0 on a

@@ -133,6 +133,9 @@ type Node struct {
 	Stdout, Stderr io.Writer // default: the Config's
 	PMem           PMem      // an emulated NVDIMM, if Size > 0
 	Wire           *Wire     // nil: rxe0 on a dummy netdev, no wire
+	// HoldStart: the guest sets up, then waits for Release before it
+	// starts the command (see Ready).
+	HoldStart bool
 }
 
 // Machine is a running VM.
@@ -196,7 +199,7 @@ func (p *Prepared) Start(n Node) (*Machine, error) {
 			return nil, prepErr("pmem", err, "")
 		}
 	}
-	j := &job{Argv: n.Argv, Dir: cfg.Dir, Env: cfg.Env, Node: spec}
+	j := &job{Argv: n.Argv, Dir: cfg.Dir, Env: cfg.Env, Node: spec, HoldStart: n.HoldStart}
 	if p.us != nil {
 		j.Userspace, j.UserspaceRoot = p.us.Name, p.us.Root
 	}
@@ -271,6 +274,12 @@ func (m *Machine) Kill() {
 	}
 }
 
+func (m *Machine) wasKilled() bool {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.killed
+}
+
 // dumpDmesg asks the guest to write its dmesg to the control directory and
 // waits up to d for it.
 func (m *Machine) dumpDmesg(d time.Duration) {
@@ -333,6 +342,9 @@ func (m *Machine) Result(log io.Writer) (int, error) {
 		}
 		return ExitNoStatus, fmt.Errorf("rxevm: %sthe command gave no status (VM exited: %v)", m.label(), m.waitErr)
 	}
+	if m.wasKilled() {
+		return ExitBootFailed, fmt.Errorf("rxevm: %sVM killed before its command started", m.label())
+	}
 	return ExitBootFailed, fmt.Errorf("rxevm: %sthe VM did not boot (qemu: %v)", m.label(), m.waitErr)
 }
 
@@ -341,10 +353,7 @@ func (m *Machine) Result(log io.Writer) (int, error) {
 // error) and nobody killed it: a boot crash.
 func (m *Machine) DiedBeforeCommand() bool {
 	<-m.done
-	m.mu.Lock()
-	killed := m.killed
-	m.mu.Unlock()
-	if killed {
+	if m.wasKilled() {
 		return false
 	}
 	for _, f := range []string{ctlStatus, ctlStarted, ctlBootError} {

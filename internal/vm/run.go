@@ -18,6 +18,10 @@ import (
 // before the VM is killed.
 const signalGrace = 30 * time.Second
 
+// barrierPoll is how often a multi-node run looks whether every node is
+// ready to start its command.
+const barrierPoll = 20 * time.Millisecond
+
 // PowerLossSignal, sent to rxevm with two nodes, kills node 0's VM at once
 // (a power loss of the server side); node 1 runs on.
 const PowerLossSignal = syscall.SIGUSR1
@@ -53,28 +57,30 @@ func Run(ctx context.Context, cfg Config, sigs <-chan os.Signal) (int, error) {
 		if len(argv1) == 0 {
 			argv1 = cfg.Argv
 		}
-		nodes[0].Wire = w
-		nodes = append(nodes, Node{Index: 1, Argv: argv1, Wire: w})
+		nodes[0].Wire, nodes[0].HoldStart = w, true
+		nodes = append(nodes, Node{Index: 1, Argv: argv1, Wire: w, HoldStart: true})
 	}
 	for attempt := 1; ; attempt++ {
 		code, retry, err := runOnce(ctx, cfg, p, nodes, sigs)
 		if !retry || attempt == BootAttempts {
 			return code, err
 		}
-		fmt.Fprintf(cfg.Log, "rxevm: %v; booting a fresh VM (attempt %d of %d)\n", err, attempt+1, BootAttempts)
+		fmt.Fprintf(cfg.Log, "%v; booting a fresh VM (attempt %d of %d)\n", err, attempt+1, BootAttempts)
 	}
 }
 
-// BootAttempts is how many times Run boots a single VM whose kernel
-// crashed before the command started. Under TCG with several vCPUs the
-// guest kernel very rarely oopses in early boot (an int3 left by text
-// patching, seen once in dozens of boots); the command never ran, so a
-// fresh VM is safe and is what the caller wants.
+// BootAttempts is how many times Run boots the VMs of a run in which a
+// kernel crashed before any command started. Under TCG with several vCPUs
+// the guest kernel rarely oopses in late boot: an int3 left by text
+// patching, e.g. when sched_clock becomes stable on the TSC, seen in
+// sched_clock_cpu on 6.1 and 6.12 about once in several hundred boots.
+// No command ran (a multi-node run holds every command until all nodes
+// are ready), so fresh VMs are safe and are what the caller wants.
 const BootAttempts = 3
 
 // runOnce boots the machines of nodes, runs their commands and returns
-// Run's result; retry reports a single VM that died before its command
-// started, with no signal, timeout or cancellation involved.
+// Run's result; retry reports a VM that died before any command started,
+// with no signal, timeout or cancellation involved.
 func runOnce(ctx context.Context, cfg Config, p *Prepared, nodes []Node, sigs <-chan os.Signal) (code int, retry bool, err error) {
 	var machines []*Machine
 	defer func() {
@@ -104,13 +110,35 @@ func runOnce(ctx context.Context, cfg Config, p *Prepared, nodes []Node, sigs <-
 	}
 	timeout := time.NewTimer(cfg.Timeout)
 	defer timeout.Stop()
+	// Nodes held at the start barrier: look every barrierPoll until all
+	// are ready, or one ended.
+	state, pollBarrier := barrierReleased, (<-chan time.Time)(nil)
+	if nodes[0].HoldStart {
+		tick := time.NewTicker(barrierPoll)
+		defer tick.Stop()
+		state, pollBarrier = barrierWaiting, tick.C
+	}
 	var grace <-chan time.Time
+	var ended *Machine // the node that broke the barrier
+	var barrierErr error
 	timedOut, powerLoss := false, false
 loop:
 	for {
 		select {
 		case <-allDone:
 			break loop
+		case <-pollBarrier:
+			state, ended, barrierErr = releaseWhenReady(machines)
+			if state != barrierWaiting {
+				pollBarrier = nil
+			}
+			if state == barrierBroken {
+				for _, m := range machines { // no command started: none is cut short
+					if m != ended {
+						m.Kill()
+					}
+				}
+			}
 		case s := <-sigs:
 			n, ok := s.(syscall.Signal)
 			switch {
@@ -161,6 +189,17 @@ loop:
 	if len(machines) == 1 {
 		code, err := machines[0].Result(cfg.Log)
 		return code, grace == nil && machines[0].DiedBeforeCommand(), err
+	}
+	if state != barrierReleased {
+		// A VM ended (or was signalled) before every node was ready; its
+		// result is the run's. The others were killed while held.
+		if m := endedFirst(ended, machines); m != nil {
+			code, err := m.Result(cfg.Log)
+			return code, grace == nil && m.DiedBeforeCommand(), err
+		}
+		if barrierErr != nil {
+			return ExitBootFailed, false, barrierErr
+		}
 	}
 	code1, err1 := machines[1].Result(cfg.Log)
 	if code1 != 0 {

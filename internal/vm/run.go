@@ -71,9 +71,9 @@ func Run(ctx context.Context, cfg Config, sigs <-chan os.Signal) (int, error) {
 
 // BootAttempts is how many times Run boots the VMs of a run in which a
 // kernel crashed before any command started. Under TCG with several vCPUs
-// the guest kernel rarely oopses in late boot: an int3 left by text
-// patching, e.g. when sched_clock becomes stable on the TSC, seen in
-// sched_clock_cpu on 6.1 and 6.12 about once in several hundred boots.
+// the guest kernel rarely oopses in boot: an int3 of text patching
+// (static keys) met by another vCPU, in sched_clock_cpu both times CI saw
+// it, once on a single VM and once on node 1 of a two-node run.
 // No command ran (a multi-node run holds every command until all nodes
 // are ready), so fresh VMs are safe and are what the caller wants.
 const BootAttempts = 3

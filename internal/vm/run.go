@@ -71,9 +71,10 @@ func Run(ctx context.Context, cfg Config, sigs <-chan os.Signal) (int, error) {
 
 // BootAttempts is how many times Run boots the VMs of a run in which a
 // kernel crashed before any command started. Under TCG with several vCPUs
-// the guest kernel rarely oopses in boot: an int3 of text patching
-// (static keys) met by another vCPU, in sched_clock_cpu both times CI saw
-// it, once on a single VM and once on node 1 of a two-node run.
+// the guest kernel rarely oopses in boot: a vCPU runs the int3 of a
+// static-key patch after the patch is done (a stale translation), in
+// sched_clock_cpu each time CI saw it, on single VMs and on node 1 of a
+// two-node run.
 // No command ran (a multi-node run holds every command until all nodes
 // are ready), so fresh VMs are safe and are what the caller wants.
 const BootAttempts = 3

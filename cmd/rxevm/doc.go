@@ -27,6 +27,8 @@
 //	                depends on; its rxe has no native atomic write), or a
 //	                full package name
 //	-timeout D      kill the VM after D (default 20m)
+//	-boot-timeout D boot afresh a VM that has not started its command
+//	                after D (default 3m; a hung boot)
 //	-cpus N         virtual CPUs (default 2)
 //	-mem MIB        memory in MiB (default 2048)
 //	-v              show the boot console and what rxevm prepares
@@ -70,10 +72,13 @@
 //
 // On any failure rxevm prints the tail of the guest's dmesg on stderr.
 // A run whose kernel crashed before any command started (rare under TCG:
-// a late-boot oops) is booted afresh, up to three times in all; no
-// command ever runs twice. With two nodes, each node sets up and then
-// waits until the other is ready too before its command starts, so a
-// crash of either node's kernel is retried the same way. The kernel package download is retried
+// a late-boot oops) is booted afresh, up to three times in all; so is one
+// whose VM has not started its command after -boot-timeout (a hung boot),
+// and a guest kernel that stops scheduling a CPU for 20 s panics
+// (softlockup_panic) rather than hang. No command ever runs twice. With
+// two nodes, each node sets up and then waits until the other is ready
+// too before its command starts, so a crash or hang of either node's
+// kernel is retried the same way. The kernel package download is retried
 // too (four tries).
 //
 // Kernels and initramfs images are cached in $RXEVM_CACHE or

@@ -27,6 +27,7 @@ func hostMain() int {
 	var cfg vm.Config
 	fs.StringVar(&cfg.Kernel, "kernel", vm.DefaultKernel, "guest kernel series (6.12, 6.1) or package name")
 	fs.DurationVar(&cfg.Timeout, "timeout", vm.DefaultTimeout, "kill the VM after this long")
+	fs.DurationVar(&cfg.BootTimeout, "boot-timeout", vm.DefaultBootTimeout, "boot afresh a VM that has not started its command after this long")
 	fs.IntVar(&cfg.CPUs, "cpus", vm.DefaultCPUs, "virtual CPUs")
 	fs.IntVar(&cfg.MemMiB, "mem", vm.DefaultMemMiB, "memory in MiB")
 	fs.IntVar(&cfg.Nodes, "nodes", 1, "number of VMs: 1, or 2 on one virtual wire")

@@ -129,11 +129,12 @@ const clocksource = "/sys/devices/system/clocksource/clocksource0/current_clocks
 // TestGuestClockIsTSC: 6.1's guests keep time with the TSC, as on hardware
 // and as 6.12's do (TestEnvironmentDirAndDevice): internal/vm's
 // kernelCmdline. Without it 6.1 takes the HPET, where every clock read is
-// an emulated device access.
+// an emulated device access. The same command line makes a soft lockup
+// panic the guest, so a hung kernel ends its VM.
 func TestGuestClockIsTSC(t *testing.T) {
-	r := runVM(t, nil, "-kernel", "6.1", "--", "cat", clocksource)
+	r := runVM(t, nil, "-kernel", "6.1", "--", "cat", clocksource, "/proc/sys/kernel/softlockup_panic")
 	require.Equal(t, 0, r.code, r.stderr)
-	require.Equal(t, "tsc", strings.TrimSpace(r.stdout))
+	require.Equal(t, "tsc\n1\n", r.stdout)
 }
 
 func TestTmpSharedRootReadOnly(t *testing.T) {
@@ -365,19 +366,24 @@ func TestPMemFsDAX(t *testing.T) {
 // three times; each command then runs once. Three crashed attempts are a
 // boot failure. With two nodes every command waits at the start barrier
 // until both nodes are ready, so a crash of either node costs no command
-// a second run ("ran 0" and "ran 1" appear once each).
+// a second run ("ran 0" and "ran 1" appear once each). A guest that hangs
+// before its command (a kernel that hung while booting) is killed at the
+// boot timeout and booted afresh the same way.
 //
-// The crash is injected once the guest is set up, in the last node; with
-// two nodes 2 s later, so node 0, unless held, would have run its command.
-// The one-crash cases leave an attempt to spare: a real late-boot oops
-// under TCG (CI saw int3 oopses in sched_clock_cpu, on a single VM and on
-// node 1 of a two-node run) must find one. For the same reason the
-// failing cases may leave an injected crash untaken (a real one took its
-// turn).
+// The fault is injected once the guest is set up, in the last node; a
+// crash with two nodes 2 s later, so node 0, unless held, would have run
+// its command. The one-fault cases leave an attempt to spare: a real
+// late-boot oops under TCG (CI saw int3 oopses in sched_clock_cpu, on a
+// single VM and on node 1 of a two-node run) must find one. For the same
+// reason the failing cases may leave an injected crash untaken (a real one
+// took its turn). The hang cases run with a 30 s boot timeout and a 150 s
+// run timeout: without the boot timeout they end with the run's timeout
+// (124), not with each command run once.
 func TestBootCrashIsRetried(t *testing.T) {
 	for _, tc := range []struct {
 		nodes     int
 		crashes   int
+		hangs     int
 		code      int
 		stdout    []string // lines, in any order
 		stderrRe  string
@@ -387,12 +393,20 @@ func TestBootCrashIsRetried(t *testing.T) {
 		{nodes: 1, crashes: 3, code: vm.ExitBootFailed, stderrRe: `did not boot`, untakenOK: 1},
 		{nodes: 2, crashes: 1, code: 0, stdout: []string{"ran 0", "ran 1"}, stderrRe: `attempt [23] of 3`},
 		{nodes: 2, crashes: 3, code: vm.ExitBootFailed, stderrRe: `did not boot`, untakenOK: 1},
+		{nodes: 1, hangs: 1, code: 0, stdout: []string{"ran 0"}, stderrRe: `did not start its command within 30s \(a hung boot\); booting a fresh VM \(attempt [23] of 3\)`},
+		{nodes: 2, hangs: 1, code: 0, stdout: []string{"ran 0", "ran 1"}, stderrRe: `node 1: the VM did not start its command within 30s \(a hung boot\); booting a fresh VM \(attempt [23] of 3\)`},
 	} {
-		t.Run(fmt.Sprintf("nodes=%d,crashes=%d", tc.nodes, tc.crashes), func(t *testing.T) {
-			f := filepath.Join(t.TempDir(), "crashes")
-			require.NoError(t, os.WriteFile(f, []byte(strconv.Itoa(tc.crashes)+"\n"), 0o644))
-			c := exec.Command(rxevm, "-nodes", strconv.Itoa(tc.nodes), "--", "sh", "-c", `echo "ran $RPMA_TEST_NODE"`)
-			c.Env = append(os.Environ(), vm.EnvTestCrashBoots+"="+f)
+		name, env, faults := fmt.Sprintf("nodes=%d,crashes=%d", tc.nodes, tc.crashes), vm.EnvTestCrashBoots, tc.crashes
+		args := []string{"-nodes", strconv.Itoa(tc.nodes)}
+		if tc.hangs > 0 {
+			name, env, faults = fmt.Sprintf("nodes=%d,hangs=%d", tc.nodes, tc.hangs), vm.EnvTestHangBoots, tc.hangs
+			args = append(args, "-boot-timeout", "30s", "-timeout", "150s")
+		}
+		t.Run(name, func(t *testing.T) {
+			f := filepath.Join(t.TempDir(), "faults")
+			require.NoError(t, os.WriteFile(f, []byte(strconv.Itoa(faults)+"\n"), 0o644))
+			c := exec.Command(rxevm, append(args, "--", "sh", "-c", `echo "ran $RPMA_TEST_NODE"`)...)
+			c.Env = append(os.Environ(), env+"="+f)
 			var stdout, stderr strings.Builder
 			c.Stdout, c.Stderr = &stdout, &stderr
 			err := c.Run()

@@ -104,8 +104,11 @@ func guestRun(ctlDir string) (int, error) {
 		stdout.Close()
 		stderr.Close()
 	}()
-	if injectCrash(j) {
+	switch injectedFault(j) {
+	case faultCrash:
 		os.Exit(1) // PID 1 exits: the kernel panics, as in a boot crash
+	case faultHang:
+		select {} // as a kernel hung while booting
 	}
 	control := bufio.NewScanner(ctl)
 	if j.HoldStart {
@@ -331,29 +334,46 @@ func waitPath(path string, d time.Duration) error {
 // for the test of rxevm's boot retry.
 const EnvTestCrashBoots = "RXEVM_TEST_CRASH_BOOTS"
 
+// EnvTestHangBoots is EnvTestCrashBoots for a boot that hangs: the guest
+// agent never starts its command and the VM runs on, until the host's boot
+// timeout (Config.BootTimeout).
+const EnvTestHangBoots = "RXEVM_TEST_HANG_BOOTS"
+
 // crashDelay: see EnvTestCrashBoots.
 const crashDelay = 2 * time.Second
 
-// injectCrash reports whether this guest is to die now (EnvTestCrashBoots).
-func injectCrash(j *job) bool {
+// bootFault is what the test hooks make a set-up guest do.
+type bootFault int
+
+const (
+	faultNone  bootFault = iota
+	faultCrash           // EnvTestCrashBoots
+	faultHang            // EnvTestHangBoots
+)
+
+// injectedFault takes the fault this guest is to show now, if any.
+func injectedFault(j *job) bootFault {
 	twoNodes := j.Node.PeerIP != ""
 	if twoNodes && j.Node.Index == 0 {
-		return false
+		return faultNone
 	}
 	for _, kv := range j.Env {
-		if f, ok := strings.CutPrefix(kv, EnvTestCrashBoots+"="); ok && takeCrash(f) {
+		if f, ok := strings.CutPrefix(kv, EnvTestCrashBoots+"="); ok && takeFault(f) {
 			if twoNodes {
 				time.Sleep(crashDelay)
 			}
-			return true
+			return faultCrash
+		}
+		if f, ok := strings.CutPrefix(kv, EnvTestHangBoots+"="); ok && takeFault(f) {
+			return faultHang
 		}
 	}
-	return false
+	return faultNone
 }
 
-// takeCrash decrements the count in path and reports whether it was
+// takeFault decrements the count in path and reports whether it was
 // positive.
-func takeCrash(path string) bool {
+func takeFault(path string) bool {
 	b, err := os.ReadFile(path)
 	if err != nil {
 		return false

@@ -364,6 +364,33 @@ func (m *Machine) DiedBeforeCommand() bool {
 	return true
 }
 
+// bootHung returns the first machine still booting or setting up, one
+// that has neither reached its command (nor the start barrier) nor ended,
+// or nil.
+func bootHung(machines []*Machine) *Machine {
+	for _, m := range machines {
+		select {
+		case <-m.done:
+			continue
+		default:
+		}
+		if m.wasKilled() {
+			continue
+		}
+		reached := false
+		for _, f := range []string{ctlStarted, ctlReady, ctlStatus, ctlBootError} {
+			if _, err := os.Stat(filepath.Join(m.runDir, f)); err == nil {
+				reached = true
+				break
+			}
+		}
+		if !reached {
+			return m
+		}
+	}
+	return nil
+}
+
 func (m *Machine) label() string {
 	if m.Index == 0 {
 		return ""

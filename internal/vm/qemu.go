@@ -70,7 +70,14 @@ func (s *streams) closeAll() {
 // or 6.12. The option also stops the clocksource watchdog, which could
 // otherwise move a loaded 6.12 guest to the HPET mid-run.
 // doc/performance.md, "The guest's clock", has what it changes.
-const kernelCmdline = "console=ttyS0 quiet panic=-1 rdinit=/init tsc=reliable"
+//
+// softlockup_panic=1 turns a guest kernel that stopped scheduling a CPU
+// for 20 s into a panic, so the VM exits (panic=-1, qemu's -no-reboot)
+// instead of hanging until the run's timeout. CI saw such a guest once on
+// 6.1 under TCG: migration/0 and cryptomgr_test each spinning on their
+// vCPU, soft lockup reports every 28 s until the 20-minute timeout. A
+// panic before the command started is retried like any boot crash (Run).
+const kernelCmdline = "console=ttyS0 quiet panic=-1 rdinit=/init tsc=reliable softlockup_panic=1"
 
 // qemuArgs builds the command line of one VM. Stream i is inherited as
 // fd 3+i (exec.Cmd.ExtraFiles).

@@ -70,18 +70,22 @@ func Run(ctx context.Context, cfg Config, sigs <-chan os.Signal) (int, error) {
 }
 
 // BootAttempts is how many times Run boots the VMs of a run in which a
-// kernel crashed before any command started. Under TCG with several vCPUs
-// the guest kernel rarely oopses in boot: a vCPU runs the int3 of a
-// static-key patch after the patch is done (a stale translation), in
-// sched_clock_cpu each time CI saw it, on single VMs and on node 1 of a
-// two-node run.
-// No command ran (a multi-node run holds every command until all nodes
-// are ready), so fresh VMs are safe and are what the caller wants.
+// kernel crashed, or hung past Config.BootTimeout, before any command
+// started. Under TCG with several vCPUs the guest kernel rarely oopses in
+// boot: a vCPU runs the int3 of a static-key patch after the patch is done
+// (a stale translation), in sched_clock_cpu each time CI saw it, on single
+// VMs and on node 1 of a two-node run. Once (6.1, a single VM) CI saw a
+// guest hang instead, two vCPUs in soft lockup from about a minute of
+// guest time on; with softlockup_panic (kernelCmdline) and the boot
+// timeout either kind ends the VM. No command ran (a multi-node run holds
+// every command until all nodes are ready), so fresh VMs are safe and are
+// what the caller wants.
 const BootAttempts = 3
 
 // runOnce boots the machines of nodes, runs their commands and returns
-// Run's result; retry reports a VM that died before any command started,
-// with no signal, timeout or cancellation involved.
+// Run's result; retry reports a VM that died, or hung past the boot
+// timeout, before any command started, with no signal, run timeout or
+// cancellation involved.
 func runOnce(ctx context.Context, cfg Config, p *Prepared, nodes []Node, sigs <-chan os.Signal) (code int, retry bool, err error) {
 	var machines []*Machine
 	defer func() {
@@ -111,6 +115,9 @@ func runOnce(ctx context.Context, cfg Config, p *Prepared, nodes []Node, sigs <-
 	}
 	timeout := time.NewTimer(cfg.Timeout)
 	defer timeout.Stop()
+	bootTimeout := time.NewTimer(cfg.BootTimeout)
+	defer bootTimeout.Stop()
+	var hung *Machine // a VM that did not reach its command in time
 	// Nodes held at the start barrier: look every barrierPoll until all
 	// are ready, or one ended.
 	state, pollBarrier := barrierReleased, (<-chan time.Time)(nil)
@@ -163,6 +170,11 @@ loop:
 			killAll()
 			<-allDone
 			return ExitTimeout, false, fmt.Errorf("rxevm: %w", ctx.Err())
+		case <-bootTimeout.C:
+			if hung = bootHung(machines); hung != nil {
+				hung.dumpDmesg(5 * time.Second)
+				killAll()
+			}
 		case <-timeout.C:
 			timedOut = true
 			var wg sync.WaitGroup
@@ -186,6 +198,11 @@ loop:
 			printTail(cfg.Log, m.label()+"guest dmesg", m.dmesgText(), 40)
 		}
 		return ExitTimeout, false, fmt.Errorf("rxevm: timeout: the VM ran longer than %v and was killed", cfg.Timeout)
+	}
+	if hung != nil {
+		printTail(cfg.Log, hung.label()+"guest dmesg", hung.dmesgText(), 40)
+		err := fmt.Errorf("rxevm: %sthe VM did not start its command within %v (a hung boot)", hung.label(), cfg.BootTimeout)
+		return ExitBootFailed, grace == nil, err
 	}
 	if len(machines) == 1 {
 		code, err := machines[0].Result(cfg.Log)

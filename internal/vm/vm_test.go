@@ -170,7 +170,7 @@ func TestQemuArgs(t *testing.T) {
 	args := strings.Join(qemuArgs(cfg, k, "/cache/initrd", "/tmp/run", "", &Node{}), " ")
 	require.Contains(t, args, "-nic none")
 	require.NotContains(t, args, "nvdimm")
-	require.Contains(t, args, "-append console=ttyS0 quiet panic=-1 rdinit=/init tsc=reliable", "the guest's clock is the TSC (kernelCmdline)")
+	require.Contains(t, args, "-append console=ttyS0 quiet panic=-1 rdinit=/init tsc=reliable softlockup_panic=1", "the guest's clock is the TSC and a soft lockup ends the VM (kernelCmdline)")
 
 	w := &Wire{Ports: [2]int{4000, 4001}}
 	n := &Node{Index: 1, Wire: w, PMem: PMem{Size: 64 << 20, File: "/x/nv"}}

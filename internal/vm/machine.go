@@ -353,15 +353,18 @@ func (m *Machine) Result(log io.Writer) (int, error) {
 // error) and nobody killed it: a boot crash.
 func (m *Machine) DiedBeforeCommand() bool {
 	<-m.done
-	if m.wasKilled() {
-		return false
-	}
-	for _, f := range []string{ctlStatus, ctlStarted, ctlBootError} {
+	return !m.wasKilled() && !m.wrote(ctlStatus, ctlStarted, ctlBootError)
+}
+
+// wrote reports whether the guest wrote any of files to its control
+// directory.
+func (m *Machine) wrote(files ...string) bool {
+	for _, f := range files {
 		if _, err := os.Stat(filepath.Join(m.runDir, f)); err == nil {
-			return false
+			return true
 		}
 	}
-	return true
+	return false
 }
 
 // bootHung returns the first machine still booting or setting up, one
@@ -374,17 +377,7 @@ func bootHung(machines []*Machine) *Machine {
 			continue
 		default:
 		}
-		if m.wasKilled() {
-			continue
-		}
-		reached := false
-		for _, f := range []string{ctlStarted, ctlReady, ctlStatus, ctlBootError} {
-			if _, err := os.Stat(filepath.Join(m.runDir, f)); err == nil {
-				reached = true
-				break
-			}
-		}
-		if !reached {
+		if !m.wasKilled() && !m.wrote(ctlStarted, ctlReady, ctlStatus, ctlBootError) {
 			return m
 		}
 	}

@@ -23,10 +23,7 @@ import (
 const ctlReady = "ready"
 
 // Ready reports whether the held guest has set up and waits for Release.
-func (m *Machine) Ready() bool {
-	_, err := os.Stat(filepath.Join(m.runDir, ctlReady))
-	return err == nil
-}
+func (m *Machine) Ready() bool { return m.wrote(ctlReady) }
 
 // Release lets a held guest start its command.
 func (m *Machine) Release() error {

@@ -48,8 +48,9 @@
 // A goroutine that calls [CQ.GetWC] in a loop until a completion arrives
 // never blocks. Go's runtime would preempt it every 10 ms (with a signal,
 // or by taking its P during the cgo call), and its sysmon thread would
-// then wake every 20 µs for a while. So the library yields such a goroutine
-// itself (runtime.Gosched), after a post or an empty poll, once every few
+// then wake every 20 µs for a while. So the library yields such a
+// goroutine itself (like runtime.Gosched, but without waking a second
+// thread to take it), after a post or an empty poll, once every few
 // milliseconds per connection: on rxe in Linux 6.1 that made the mean
 // write 1.25 times librpma's instead of 1.52 (doc/performance.md, "The
 // preemption tail"). On Soft-RoCE (rxe) in Linux 6.12, unlike 6.1, a

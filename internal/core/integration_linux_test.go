@@ -772,7 +772,7 @@ func TestIntegrationBusyPollYields(t *testing.T) {
 	client, _ := testPair(t, p, ip, nil)
 	var yields int
 	gosched = func() { yields++ }
-	defer func() { gosched = runtime.Gosched }()
+	defer func() { gosched = goyield }()
 	const periods = 40
 	var wcs [1]WC
 	busy := func(posting bool) int {

@@ -68,8 +68,8 @@
 // never remote access errors. Which flushes are allowed follows librpma
 // exactly (see [Conn.Flush]). A goroutine that posts and busy-polls
 // without ever blocking is yielded by the library (a trip through Go's
-// scheduler that wakes no other thread) once every few milliseconds, so that Go's runtime never has to preempt it
-// (package cq, "Busy polling").
+// scheduler that wakes no other thread) once every few milliseconds, so
+// that Go's runtime never has to preempt it (package cq, "Busy polling").
 //
 // # Queue accounting
 //

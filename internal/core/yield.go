@@ -18,19 +18,19 @@ import (
 // preemption signals, 267-576 sleeps and about 500 clock reads of the
 // monitor, and the poller preempted by it 66 times.
 //
-// So the data path yields itself, once every yieldCounts
-// counts of tsc.Read per connection, after a post or an empty poll and
-// outside the data lock: the goroutine has then always been scheduled
-// within the last 10 ms and is never preempted. A wait that goes past its
-// fast path (CQ.Wait, Conn.Wait) restarts the clock: the goroutine was
-// scheduled there. tsc.Read counts CPU cycles
-// on amd64 (4 million is 0.8-4 ms at 1-5 GHz) and ns elsewhere (4 ms).
-// A yield is one trip through the scheduler on the goroutine's own P and
-// thread (goyield, goyield.go). It used to be runtime.Gosched, which also
-// wakes a second thread when a P is idle (its wakep): with that, the yields
-// took 5-15% of a busy poller's CPU samples on the 6.1 TCG guest, half of
-// it the wake-up (doc/performance.md, "A profile of the busy path" and
-// "A yield that wakes no thread").
+// So the data path yields itself, once every yieldCounts counts of
+// tsc.Read per connection, after a post or an empty poll and outside the
+// data lock: the goroutine has then always been scheduled within the last
+// 10 ms and is never preempted. A wait that goes past its fast path
+// (CQ.Wait, Conn.Wait) restarts the clock: the goroutine was scheduled
+// there. tsc.Read counts CPU cycles on amd64 (4 million is 0.8-4 ms at
+// 1-5 GHz) and ns elsewhere (4 ms). A yield is one trip through the
+// scheduler on the goroutine's own P and thread (goyield, goyield.go). It
+// used to be runtime.Gosched, which also wakes a second thread when a P
+// is idle (its wakep): with that, the yields took 5-15% of a busy
+// poller's CPU samples on the 6.1 TCG guest, half of it the wake-up
+// (doc/performance.md, "A profile of the busy path" and "A yield that
+// wakes no thread").
 const yieldCounts = 4_000_000
 
 // yieldOff, set by SetYielding(false), turns the yields off. For

@@ -771,8 +771,9 @@ func TestIntegrationBusyPollYields(t *testing.T) {
 	p, ip := testPeer(t)
 	client, _ := testPair(t, p, ip, nil)
 	var yields int
+	yield := gosched
 	gosched = func() { yields++ }
-	defer func() { gosched = goyield }()
+	defer func() { gosched = yield }()
 	const periods = 40
 	var wcs [1]WC
 	// busy says how many yields it saw, and how many whole periods

@@ -50,4 +50,9 @@
 // by the other's. Nothing here asserts a time: the tests only check that
 // rpma_lat builds without warnings, runs on a real device and prints
 // every row, and that the rows cover every Go sub-benchmark.
+//
+// A change to the library is measured against its base the same way
+// (scripts/bench-ab.sh, AB, cmd/abtable): two builds of the Go benchmarks
+// and rpma_lat, in an order that rotates from round to round, compared by
+// medians of per-round ratios.
 package bench

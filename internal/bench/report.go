@@ -113,6 +113,11 @@ type Ratio struct {
 // round that one side lacks (it failed or timed out) are left out; where
 // the outputs have no round lines, runs pair in order.
 func Paired(a Set, aName string, b Set, bName, unit string) Ratio {
+	return ratioOf(pairedRatios(a, aName, b, bName, unit))
+}
+
+// pairedRatios returns Paired's per-round ratios, in a's order.
+func pairedRatios(a Set, aName string, b Set, bName, unit string) []float64 {
 	byRound := b.byRound(bName, unit)
 	var ratios []float64
 	for i, smp := range a[aName] {
@@ -122,7 +127,7 @@ func Paired(a Set, aName string, b Set, bName, unit string) Ratio {
 			ratios = append(ratios, v/d)
 		}
 	}
-	return ratioOf(ratios)
+	return ratios
 }
 
 // byRound returns name's positive values in unit by round (roundOf).

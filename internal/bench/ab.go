@@ -3,7 +3,6 @@ package bench
 import (
 	"fmt"
 	"io"
-	"os"
 	"path/filepath"
 )
 
@@ -22,14 +21,9 @@ func LoadAB(dir string) (AB, error) {
 		name string
 		set  *Set
 	}{{"a.txt", &ab.A}, {"b.txt", &ab.B}, {"c.txt", &ab.C}} {
-		r, err := os.Open(filepath.Join(dir, f.name))
-		if err != nil {
+		var err error
+		if *f.set, err = parseFile(filepath.Join(dir, f.name)); err != nil {
 			return AB{}, err
-		}
-		*f.set, err = ParseBench(r)
-		r.Close()
-		if err != nil {
-			return AB{}, fmt.Errorf("%s: %w", f.name, err)
 		}
 	}
 	return ab, nil

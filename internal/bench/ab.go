@@ -64,13 +64,16 @@ func (ab AB) Table() []ABRow {
 	return rows
 }
 
-// Write writes Table as a Markdown table.
-func (ab AB) Write(w io.Writer) {
+// Write writes Table as a Markdown table and returns how many rows it
+// has.
+func (ab AB) Write(w io.Writer) int {
 	fmt.Fprintln(w, "| operation | B/A | rounds B faster | spread | A/librpma | B/librpma |")
 	fmt.Fprintln(w, "|---|---:|---:|---|---:|---:|")
-	for _, r := range ab.Table() {
+	rows := ab.Table()
+	for _, r := range rows {
 		fmt.Fprintf(w, "| %s | %s | %d of %d | %s | %s | %s |\n", shortName(r.Row.Go),
 			fmtRatio(r.BOverA.Median, 1), r.BFaster, r.BOverA.N, fmtSpread(r.BOverA),
 			fmtRatio(r.AOverC.Median, 1), fmtRatio(r.BOverC.Median, 1))
 	}
+	return len(rows)
 }

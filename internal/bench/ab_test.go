@@ -40,7 +40,7 @@ func TestAB(t *testing.T) {
 	require.InDelta(t, 1.7, r.BOverC.Median, 1e-9, "1.8 and 1.6")
 
 	var out strings.Builder
-	ab.Write(&out)
+	require.Equal(t, 1, ab.Write(&out))
 	require.Contains(t, out.String(), "| Write64 | 0.90 | 2 of 3 | 0.80-1.20 | 2.00 | 1.70 |")
 
 	require.NoError(t, os.Remove(filepath.Join(dir, "c.txt")))

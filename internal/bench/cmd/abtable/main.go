@@ -24,8 +24,7 @@ func main() {
 		fmt.Fprintln(os.Stderr, "abtable:", err)
 		os.Exit(1)
 	}
-	ab.Write(os.Stdout)
-	if len(ab.Table()) == 0 {
+	if ab.Write(os.Stdout) == 0 {
 		fmt.Fprintln(os.Stderr, "abtable: no operation measured by both builds")
 		os.Exit(1)
 	}

@@ -16,6 +16,10 @@
 #   BENCH_ITERS=3000          iterations per run of each operation
 #   BENCH_ROUNDS=15           rounds
 #   BENCH_VM_TIMEOUT=30m      rxevm's timeout for each VM
+#   BENCH_ICOUNT=1            count instead of time: rxevm -icount, one vCPU,
+#                            ns/op is guest instructions per operation and
+#                            an A/A run gives 1.00 (doc/performance.md,
+#                            "Counting instructions")
 #
 # The raw outputs are kept in bin/bench/ab-KERNEL/{a,b,c}.txt. The exit
 # status is non-zero when a VM or a table is missing.
@@ -62,6 +66,8 @@ root=$PWD
 base=$(git rev-parse --verify "$1^{commit}") || exit 1
 kernels=${BENCH_KERNELS:-6.1}
 go build -o bin/rxevm ./cmd/rxevm || exit 1
+icount=()
+[ "${BENCH_ICOUNT:-0}" = 1 ] && icount=(-icount)
 go build -o bin/abtable ./internal/bench/cmd/abtable || exit 1
 work=$(mktemp -d "${TMPDIR:-/tmp}/rpma-ab.XXXXXX") || exit 1 # shared with the VM
 trap 'git worktree remove --force "$work/base" 2>/dev/null; rm -rf "$work"' EXIT
@@ -76,7 +82,7 @@ for k in $kernels; do
 	mkdir -p "$out"
 	echo "=== bench-ab: kernel $k, A = $base, B = the working tree"
 	start=$SECONDS
-	(cd conn && "$root/bin/rxevm" -kernel "$k" -timeout "${BENCH_VM_TIMEOUT:-30m}" -- \
+	(cd conn && "$root/bin/rxevm" "${icount[@]}" -kernel "$k" -timeout "${BENCH_VM_TIMEOUT:-30m}" -- \
 		bash "$root/scripts/bench-ab.sh" --guest "$out" "$work") || {
 		echo "bench-ab: the VM for kernel $k failed (exit status $?)" >&2
 		status=1

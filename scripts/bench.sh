@@ -22,6 +22,9 @@
 #   BENCH_ROUND_BUDGET=240    seconds (in the VM) after which no round starts
 #   BENCH_PERFTEST_BUDGET=330 seconds after which no perftest run starts
 #   BENCH_VM_TIMEOUT=10m      rxevm's timeout for each VM
+#   BENCH_ICOUNT=1            count instead of time: rxevm -icount, one vCPU,
+#                            every ns is one guest instruction
+#                            (doc/performance.md, "Counting instructions")
 #   BENCH_PIN_KERNELS=6.12    kernels on which both programs run pinned to
 #                            vCPU 0 (taskset -c 0; Go with GOMAXPROCS=2),
 #                            leaving vCPU 1 to rxe's kernel workers
@@ -154,6 +157,8 @@ cd "$(dirname "$0")/.." || exit 1
 root=$PWD
 kernels=${BENCH_KERNELS:-6.12 6.1}
 go build -o bin/rxevm ./cmd/rxevm || exit 1
+icount=()
+[ "${BENCH_ICOUNT:-0}" = 1 ] && icount=(-icount)
 go build -o bin/benchtable ./internal/bench/cmd/benchtable || exit 1
 work=$(mktemp -d "${TMPDIR:-/tmp}/rpma-bench.XXXXXX") || exit 1 # shared with the VM
 trap 'rm -rf "$work"' EXIT
@@ -174,7 +179,7 @@ for k in $kernels; do
 	esac
 	echo "=== bench: kernel $k"
 	start=$SECONDS
-	(cd conn && "$root/bin/rxevm" -kernel "$k" -timeout "${BENCH_VM_TIMEOUT:-10m}" -- \
+	(cd conn && "$root/bin/rxevm" "${icount[@]}" -kernel "$k" -timeout "${BENCH_VM_TIMEOUT:-10m}" -- \
 		bash "$root/scripts/bench.sh" --guest "$out" "$work" "$pin") || {
 		echo "bench: the VM for kernel $k failed (exit status $?)" >&2
 		status=1

@@ -151,6 +151,15 @@ type Config struct {
 	NetEm string
 	// PMem gives node 0 an emulated NVDIMM.
 	PMem PMem
+	// ICount runs each VM under qemu's instruction counting (-icount
+	// shift=0,sleep=off): the guest's clocks advance 1 ns per guest
+	// instruction executed, not with the host's time, so a timing in the
+	// guest counts instructions (user and kernel, every thread) and does
+	// not move with host load. TCG then runs on one host thread, and the
+	// VM has one vCPU: with two, 6.1 hangs bringing up the second one.
+	// For benchmarks that compare counts (doc/performance.md, "Counting
+	// instructions"); nothing else in the guest is faster or more exact.
+	ICount bool
 	// Userspace runs the command in another Debian release's userspace
 	// (one of Userspaces, e.g. "debian13"), built once and cached; ""
 	// runs it in the host's.
@@ -169,6 +178,9 @@ func (c *Config) setDefaults() {
 	}
 	if c.CPUs <= 0 {
 		c.CPUs = DefaultCPUs
+		if c.ICount {
+			c.CPUs = 1
+		}
 	}
 	if c.MemMiB <= 0 {
 		c.MemMiB = DefaultMemMiB

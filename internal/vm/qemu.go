@@ -89,9 +89,13 @@ func qemuArgs(cfg *Config, k *Kernel, initrd, runDir, usRoot string, n *Node) []
 		machine = "pc,nvdimm=on"
 		mem += fmt.Sprintf(",slots=2,maxmem=%dM", cfg.MemMiB+int(n.PMem.Size>>20))
 	}
+	accel := "tcg,thread=multi"
+	if cfg.ICount {
+		accel = "tcg,thread=single" // -icount needs one TCG thread
+	}
 	args := []string{
 		"-nodefaults", "-no-user-config", "-display", "none", "-no-reboot",
-		"-machine", machine, "-accel", "tcg,thread=multi", "-cpu", "max",
+		"-machine", machine, "-accel", accel, "-cpu", "max",
 		"-smp", strconv.Itoa(cfg.CPUs), "-m", mem,
 		"-kernel", k.Image(), "-initrd", initrd,
 		"-append", kernelCmdline,
@@ -106,6 +110,12 @@ func qemuArgs(cfg *Config, k *Kernel, initrd, runDir, usRoot string, n *Node) []
 		"-virtfs", "local,path=/,mount_tag=hostroot,security_model=none,readonly=on,multidevs=remap",
 		"-virtfs", "local,path=" + cfg.TmpDir + ",mount_tag=hosttmp,security_model=none,multidevs=remap",
 		"-virtfs", "local,path=" + runDir + ",mount_tag=rxevmctl,security_model=none",
+	}
+	if cfg.ICount {
+		// shift=0: one instruction is 1 ns of guest time. sleep=off: an
+		// idle guest's clock jumps to its next timer instead of following
+		// the host's, so idle time is not host time either.
+		args = append(args, "-icount", "shift=0,sleep=off")
 	}
 	if usRoot != "" {
 		args = append(args, "-virtfs", "local,path="+usRoot+",mount_tag="+userspaceTag+",security_model=none,readonly=on,multidevs=remap")

@@ -39,6 +39,9 @@ func Run(ctx context.Context, cfg Config, sigs <-chan os.Signal) (int, error) {
 	if cfg.Nodes != 1 && cfg.Nodes != 2 {
 		return ExitBootFailed, prepErr("nodes", fmt.Errorf("-nodes %d: want 1 or 2", cfg.Nodes), "")
 	}
+	if cfg.ICount && cfg.CPUs != 1 {
+		return ExitBootFailed, prepErr("cpus", fmt.Errorf("-cpus %d with -icount: want 1 (a second vCPU does not come up under instruction counting)", cfg.CPUs), "")
+	}
 	if len(cfg.Argv) == 0 {
 		return ExitBootFailed, prepErr("command", errors.New("no command given"), "")
 	}

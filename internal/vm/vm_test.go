@@ -171,6 +171,13 @@ func TestQemuArgs(t *testing.T) {
 	require.Contains(t, args, "-nic none")
 	require.NotContains(t, args, "nvdimm")
 	require.Contains(t, args, "-append console=ttyS0 quiet panic=-1 rdinit=/init tsc=reliable softlockup_panic=1", "the guest's clock is the TSC and a soft lockup ends the VM (kernelCmdline)")
+	require.Contains(t, args, "-accel tcg,thread=multi -cpu max -smp 2")
+	require.NotContains(t, args, "-icount")
+
+	ic := &Config{CPUs: 1, MemMiB: 2048, TmpDir: "/tmp", ICount: true}
+	args = strings.Join(qemuArgs(ic, k, "/cache/initrd", "/tmp/run", "", &Node{}), " ")
+	require.Contains(t, args, "-accel tcg,thread=single -cpu max -smp 1", "icount needs one TCG thread")
+	require.Contains(t, args, "-icount shift=0,sleep=off")
 
 	w := &Wire{Ports: [2]int{4000, 4001}}
 	n := &Node{Index: 1, Wire: w, PMem: PMem{Size: 64 << 20, File: "/x/nv"}}
@@ -277,4 +284,19 @@ func TestCaptureSeesBothDirectionsOnce(t *testing.T) {
 	frames, err := c.Stop()
 	require.NoError(t, err)
 	require.Equal(t, []Frame{{0, []byte("first")}, {1, []byte("second")}, {0, []byte("third")}}, frames)
+}
+
+// TestICountOneCPU: instruction counting defaults to one vCPU and refuses
+// more, before anything is prepared or booted.
+func TestICountOneCPU(t *testing.T) {
+	c := Config{ICount: true}
+	c.setDefaults()
+	require.Equal(t, 1, c.CPUs)
+	c = Config{}
+	c.setDefaults()
+	require.Equal(t, DefaultCPUs, c.CPUs)
+
+	code, err := Run(t.Context(), Config{ICount: true, CPUs: 2, Argv: []string{"true"}, TmpDir: t.TempDir()}, nil)
+	require.Equal(t, ExitBootFailed, code)
+	require.ErrorContains(t, err, "-cpus 2 with -icount")
 }

@@ -378,10 +378,27 @@ func (q *CQ) GetWC(wc []WC) (int, error) {
 			return 0, rpma.ErrNoCompletion
 		}
 	}
-	n := copy(wc, q.stash[:q.n])
-	q.n = copy(q.stash, q.stash[n:q.n])
+	n := q.take(wc)
 	d.mu.Unlock()
 	return n, nil
+}
+
+// take moves the first completions of the stash into wc and returns how
+// many (dl held). One completion, the busy poller's usual case, is copied
+// as a struct, and an emptied stash is not shifted: no call of memmove.
+func (q *CQ) take(wc []WC) int {
+	n := min(len(wc), q.n)
+	if n == 1 {
+		wc[0] = q.stash[0]
+	} else {
+		copy(wc, q.stash[:n])
+	}
+	if n == q.n {
+		q.n = 0
+	} else {
+		q.n = copy(q.stash, q.stash[n:q.n])
+	}
+	return n
 }
 
 var errNoWCSlots = rpma.Inval("cq_get_wc", "no room for completions (empty slice)")

@@ -94,9 +94,8 @@ func (q *CQ) TryWait() error { return q.core().TryWait() }
 // conn.Conn.Write on unsignaled operations) are absorbed: they retire
 // queue slots but are not returned.
 func (q *CQ) GetWC(wc []WC) (int, error) {
-	if q == nil {
-		return q.core().GetWC(nil)
-	}
+	// A nil q reaches core's GetWC, which reports it; a nil or empty wc
+	// becomes an empty slice, which it refuses.
 	return q.core().GetWC(unsafe.Slice((*core.WC)(unsafe.Pointer(unsafe.SliceData(wc))), len(wc)))
 }
 

@@ -301,9 +301,8 @@ func (q *CQ) Poll(b *WCBuf, from, n int) (int, error) {
 // ReapInto says that a post reaps up to room completions of q into b,
 // from its element from on; room 0 reaps nothing.
 func (q *CQ) ReapInto(b *WCBuf, from, room int) Reap {
-	if room <= 0 {
-		return Reap{}
-	}
+	// room 0 needs no zero Reap: C's rpma_reap polls nothing then. One
+	// branch less keeps the callers' reap inlinable.
 	return Reap{cq: uintptr(q.h), out: b.addr(from), room: room}
 }
 

@@ -29,7 +29,13 @@
 //	-timeout D      kill the VM after D (default 20m)
 //	-boot-timeout D boot afresh a VM that has not started its command
 //	                after D (default 3m; a hung boot)
-//	-cpus N         virtual CPUs (default 2)
+//	-cpus N         virtual CPUs (default 2; 1 with -icount)
+//	-icount         count instructions: qemu's -icount shift=0,sleep=off,
+//	                one TCG thread, one vCPU (a second one does not come
+//	                up); the guest's clocks advance 1 ns per guest
+//	                instruction, so a timing in the guest is a count that
+//	                host load does not move (doc/performance.md,
+//	                "Counting instead of timing")
 //	-mem MIB        memory in MiB (default 2048)
 //	-v              show the boot console and what rxevm prepares
 //	-nodes N        1 (default), or 2: two VMs joined by a virtual wire

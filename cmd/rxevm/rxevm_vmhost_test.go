@@ -137,6 +137,28 @@ func TestGuestClockIsTSC(t *testing.T) {
 	require.Equal(t, "tsc\n1\n", r.stdout)
 }
 
+// TestICountCountsInstructions: under -icount the guest has one vCPU and
+// its clocks run at 1 ns per instruction, which the kernel measures as a
+// 1000 MHz TSC (without it, the TSC runs at the host's rate); rxe works.
+func TestICountCountsInstructions(t *testing.T) {
+	r := runVM(t, nil, "-icount", "-kernel", "6.1", "--", "sh", "-c",
+		`nproc; grep -m1 "cpu MHz" /proc/cpuinfo; cat /sys/class/infiniband/rxe0/ports/1/state`)
+	require.Equal(t, 0, r.code, r.stderr)
+	lines := strings.Split(strings.TrimSpace(r.stdout), "\n")
+	require.Len(t, lines, 3, r.stdout)
+	require.Equal(t, "1", lines[0])
+	_, v, ok := strings.Cut(lines[1], ":")
+	require.True(t, ok, lines[1])
+	mhz, err := strconv.ParseFloat(strings.TrimSpace(v), 64)
+	require.NoError(t, err, lines[1])
+	require.InDelta(t, 1000, mhz, 1, "one instruction a ns: %s", lines[1])
+	require.Contains(t, lines[2], "ACTIVE")
+
+	r = runVM(t, nil, "-icount", "-cpus", "2", "--", "true")
+	require.Equal(t, vm.ExitBootFailed, r.code)
+	require.Contains(t, r.stderr, "-cpus 2 with -icount")
+}
+
 func TestTmpSharedRootReadOnly(t *testing.T) {
 	dir := t.TempDir() // under TMPDIR: shared read-write
 	marker := "/etc/rxevm-overlay-test-" + strconv.Itoa(os.Getpid())

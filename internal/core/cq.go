@@ -275,7 +275,7 @@ func (q *CQ) wait(ctx context.Context, op string) error {
 	// nothing allocated. Only the holder of the turn reads events, so a
 	// goroutine parked on the channel never sleeps through one.
 	if w.tryTurn() {
-		done, err := q.tryOnce(op)
+		done, err := q.tryEvent(op)
 		if done && err == nil {
 			w.arrived(0)
 		}
@@ -321,6 +321,19 @@ func (q *CQ) result() tryResult { return tryResult{q: q, err: q.wres} }
 // ended. It reports whether the wait is over, and with what error. The
 // caller holds the turn.
 func (q *CQ) tryOnce(op string) (bool, error) {
+	if done, err := q.tryEvent(op); done {
+		return true, err
+	}
+	return q.ev.ended(q.fill, q.flushDue)
+}
+
+// tryEvent is tryOnce without the check of the connection's end, which
+// costs a system call (a read of the connection's CM events): the fast
+// path of a wait, which, when it finds nothing, parks, and the parked
+// wait runs tryOnce before it sleeps. On 6.12, where a completion comes
+// after its post returns, that is one system call fewer per blocking
+// wait. The caller holds the turn.
+func (q *CQ) tryEvent(op string) (bool, error) {
 	ref, err := q.ch.GetCQEventRearm()
 	switch {
 	case err == nil:
@@ -330,10 +343,8 @@ func (q *CQ) tryOnce(op string) (bool, error) {
 		return true, nil
 	case !isAgain(err):
 		return true, cqEventError(op, err)
-	case q.pending():
-		return true, nil
 	}
-	return q.ev.ended(q.fill, q.flushDue)
+	return q.pending(), nil
 }
 
 // cqEventError maps a failure of GetCQEventRearm: reading the event

@@ -89,7 +89,7 @@ func (s *sharedChannel) wait(ctx context.Context, op string) (*CQ, error) {
 	w := s.w
 	e := w.epochNow()
 	if w.tryTurn() {
-		q, done, err := s.tryOnce(op)
+		q, done, err := s.tryEvent(op)
 		w.release()
 		if done {
 			return q, err
@@ -141,6 +141,17 @@ func (s *sharedChannel) result() tryResult { return s.wres }
 // It reports the event's CQ, whether the wait is over, and with what
 // error. The caller holds the turn.
 func (s *sharedChannel) tryOnce(op string) (*CQ, bool, error) {
+	if q, done, err := s.tryEvent(op); done {
+		return q, true, err
+	}
+	var leftover *CQ
+	done, err := s.ev.ended(func() bool { leftover = s.fill(); return leftover != nil }, s.flushDue)
+	return leftover, done, err
+}
+
+// tryEvent is tryOnce without the check of the connection's end: the
+// fast path of a wait, as CQ.tryEvent. The caller holds the turn.
+func (s *sharedChannel) tryEvent(op string) (*CQ, bool, error) {
 	ref, err := s.ch.GetCQEventRearm()
 	switch {
 	case err == nil || !isAgain(err):
@@ -163,7 +174,5 @@ func (s *sharedChannel) tryOnce(op string) (*CQ, bool, error) {
 	if q := s.pending(); q != nil {
 		return q, true, nil
 	}
-	var leftover *CQ
-	done, err := s.ev.ended(func() bool { leftover = s.fill(); return leftover != nil }, s.flushDue)
-	return leftover, done, err
+	return nil, false, nil
 }

@@ -28,7 +28,7 @@ func hostMain() int {
 	fs.StringVar(&cfg.Kernel, "kernel", vm.DefaultKernel, "guest kernel series (6.12, 6.1) or package name")
 	fs.DurationVar(&cfg.Timeout, "timeout", vm.DefaultTimeout, "kill the VM after this long")
 	fs.DurationVar(&cfg.BootTimeout, "boot-timeout", vm.DefaultBootTimeout, "boot afresh a VM that has not started its command after this long")
-	fs.IntVar(&cfg.CPUs, "cpus", vm.DefaultCPUs, "virtual CPUs (1 with -icount)")
+	fs.IntVar(&cfg.CPUs, "cpus", 0, fmt.Sprintf("virtual CPUs (default %d; 1 with -icount)", vm.DefaultCPUs))
 	fs.BoolVar(&cfg.ICount, "icount", false, "count instructions: the guest's clocks advance 1 ns per instruction executed, on one vCPU (for benchmarks that compare counts)")
 	fs.IntVar(&cfg.MemMiB, "mem", vm.DefaultMemMiB, "memory in MiB")
 	fs.IntVar(&cfg.Nodes, "nodes", 1, "number of VMs: 1, or 2 on one virtual wire")
@@ -53,9 +53,6 @@ func hostMain() int {
 		}
 		p.Mode = cfg.PMem.Mode
 		cfg.PMem = p
-	}
-	if cfg.ICount && !flagSet(fs, "cpus") {
-		cfg.CPUs = 1
 	}
 	if *printInclude {
 		return printUserspaceInclude(cfg.Userspace)
@@ -99,11 +96,4 @@ func printUserspaceInclude(name string) int {
 	}
 	fmt.Fprintln(os.Stderr, "rxevm:", err)
 	return 1
-}
-
-// flagSet reports whether the command line set the flag name.
-func flagSet(fs *flag.FlagSet, name string) bool {
-	set := false
-	fs.Visit(func(f *flag.Flag) { set = set || f.Name == name })
-	return set
 }

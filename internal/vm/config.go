@@ -124,7 +124,8 @@ type Config struct {
 	// command (default 3 minutes). A VM over it is taken for a hung boot:
 	// Run boots the run afresh, as after a boot crash.
 	BootTimeout time.Duration
-	// CPUs and MemMiB size each VM (defaults 2 and 2048).
+	// CPUs and MemMiB size each VM (defaults 2, or 1 with ICount, and
+	// 2048).
 	CPUs   int
 	MemMiB int
 	// Verbose streams the boot console to Log and narrates preparation.
@@ -158,7 +159,7 @@ type Config struct {
 	// not move with host load. TCG then runs on one host thread, and the
 	// VM has one vCPU: with two, 6.1 hangs bringing up the second one.
 	// For benchmarks that compare counts (doc/performance.md, "Counting
-	// instructions"); nothing else in the guest is faster or more exact.
+	// instructions"); the guest runs slower, on one host CPU.
 	ICount bool
 	// Userspace runs the command in another Debian release's userspace
 	// (one of Userspaces, e.g. "debian13"), built once and cached; ""

@@ -272,17 +272,21 @@ func (q *CQ) wait(ctx context.Context, op string) error {
 	w := q.w
 	e := w.epochNow()
 	// The fast path: an event already pending, read in one crossing with
-	// nothing allocated. Only the holder of the turn reads events, so a
-	// goroutine parked on the channel never sleeps through one.
+	// nothing allocated; skipped while waits keep sleeping (fastDue).
+	// Only the holder of the turn reads events, so a goroutine parked on
+	// the channel never sleeps through one.
 	if w.tryTurn() {
-		done, err := q.tryEvent(op)
-		if done && err == nil {
-			w.arrived(0)
+		if w.fastDue() {
+			done, err := q.tryEvent(op)
+			if done && err == nil {
+				w.arrived(0)
+			}
+			if done {
+				w.release()
+				return err
+			}
 		}
 		w.release()
-		if done {
-			return err
-		}
 	}
 	// Completions may wait in the CQ with their event already read (by a
 	// wait that returned before they were polled).
@@ -313,6 +317,10 @@ func (q *CQ) try() bool {
 }
 
 func (q *CQ) result() tryResult { return tryResult{q: q, err: q.wres} }
+
+// quiet makes q a quieter: the stash is the one thing that ends its waits
+// without an fd's readiness (the connection's end makes termFD readable).
+func (q *CQ) quiet() bool { return !q.pending() }
 
 // tryOnce reads a pending completion event of the CQ's own channel
 // (first, so that an event loop's fd stops being readable even when a

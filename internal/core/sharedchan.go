@@ -89,11 +89,14 @@ func (s *sharedChannel) wait(ctx context.Context, op string) (*CQ, error) {
 	w := s.w
 	e := w.epochNow()
 	if w.tryTurn() {
-		q, done, err := s.tryEvent(op)
-		w.release()
-		if done {
-			return q, err
+		if w.fastDue() {
+			q, done, err := s.tryEvent(op)
+			if done {
+				w.release()
+				return q, err
+			}
 		}
+		w.release()
 	} else if q := s.pending(); q != nil {
 		return q, nil
 	}
@@ -135,6 +138,9 @@ func (s *sharedChannel) try() bool {
 }
 
 func (s *sharedChannel) result() tryResult { return s.wres }
+
+// quiet makes s a quieter, as CQ.quiet.
+func (s *sharedChannel) quiet() bool { return s.pending() == nil }
 
 // tryOnce reads a pending event of the channel, acknowledged and re-armed,
 // and records its arrival; with none, it checks the connection's events.

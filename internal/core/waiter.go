@@ -43,11 +43,23 @@ type waiter struct {
 
 	// The parker's (the holder of the turn's): what the read callback
 	// checks, set by park, so that parking allocates nothing.
-	pb     bool  // broadcast
-	pe     epoch // the epoch the wait began at
-	pt     tryer // the attempt
-	pok    bool  // the attempt succeeded
+	pb     bool    // broadcast
+	pe     epoch   // the epoch the wait began at
+	pt     tryer   // the attempt
+	pok    bool    // the attempt succeeded
+	pq     quieter // set until the park's first callback: see quieter
+	pcalls int     // callbacks of the current park
 	readFn func(uintptr) bool
+
+	// sleeps counts the parks in a row that slept (their first attempt
+	// found nothing), up to sleepsMax; the holder of the turn's (fastDue).
+	sleeps int
+
+	// epoll: the fd is an epoll instance of the waiter's own
+	// (newEpollWaiter), which watches every fd whose readiness ends the
+	// waits; ready is epollReady's buffer.
+	epoll bool
+	ready [1]epollEvent
 
 	gate gate // a completion waiter's: whether events reach the poller (gate.go)
 }
@@ -65,6 +77,19 @@ type tryer interface {
 type tryResult struct {
 	q   *CQ // the CQ of the event (a shared channel's waits)
 	err error
+}
+
+// quieter is a tryer that can tell, without a system call, whether only
+// the readiness of an fd its waiter watches could end the wait now
+// (quiet): nothing that is not announced on an fd, such as completions a
+// post reaped into the stash, is waiting. A park on an epoll waiter then
+// begins with one epoll_wait of its instance, which covers the completion
+// channel and the connection's event fds at once, where the attempt would
+// make a system call for each; only a ready fd runs the attempt. The
+// runtime forgets readiness it saw before the park began (RawConn.Read
+// resets it), which is why the park's first callback must look at all.
+type quieter interface {
+	quiet() bool
 }
 
 // tryFunc is a tryer whose result is in the function's own variables.
@@ -106,9 +131,16 @@ func wrapWaiter(fd int, name string) (*waiter, error) {
 		return nil, err
 	}
 	w := &waiter{f: f, rc: rc, done: make(chan struct{}), turn: make(chan struct{}, 1), gate: noGate}
-	w.readFn = func(uintptr) bool {
+	w.readFn = func(fd uintptr) bool {
+		w.pcalls++
 		if w.pb && w.advanced(w.pe) {
 			return true
+		}
+		if q := w.pq; q != nil {
+			w.pq = nil
+			if q.quiet() && !w.epollReady(int(fd)) {
+				return false
+			}
 		}
 		w.pok = w.pt.try()
 		return w.pok
@@ -240,14 +272,23 @@ func (w *waiter) park(ctx context.Context, broadcast bool, e epoch, t tryer) (tr
 			close(fired)
 		})
 	}
-	w.pb, w.pe, w.pt, w.pok = broadcast, e, t, false
+	w.pb, w.pe, w.pt, w.pok, w.pcalls = broadcast, e, t, false, 0
+	if q, ok := t.(quieter); ok && w.epoll {
+		w.pq = q
+	}
 	err := w.rc.Read(w.readFn)
+	switch {
+	case w.pcalls <= 1:
+		w.sleeps = 0
+	case w.sleeps < sleepsMax:
+		w.sleeps++
+	}
 	w.gate.unparked = 0
 	var res tryResult
 	if err == nil && w.pok {
 		res = t.result()
 	}
-	w.pt = nil
+	w.pt, w.pq = nil, nil
 	if !stop() {
 		<-fired // the AfterFunc ran: let it finish before the next parker
 	}
@@ -263,6 +304,19 @@ func (w *waiter) park(ctx context.Context, broadcast bool, e epoch, t tryer) (tr
 	}
 	return tryResult{}, err
 }
+
+// sleepsMax is how many parks in a row must sleep before fastDue skips
+// the fast path.
+const sleepsMax = 4
+
+// fastDue reports whether a completion wait's fast path (an attempt to
+// read an event before parking: one system call) is worth making: not
+// while waits keep sleeping in the park, where completions come after the
+// wait began (a wire, hardware, rxe on 6.12), since a park's first
+// callback looks again anyway (quieter). Once a park finds its event at
+// that first look, the fast path is back. Only the holder of the turn
+// calls it.
+func (w *waiter) fastDue() bool { return w.sleeps < sleepsMax }
 
 // close wakes every waiter (they return os.ErrClosed) and closes the
 // waiter's fd; it never touches the fd the waiter watches (a dup's

@@ -66,6 +66,17 @@ func waitQuiet(w *waiter, q *quietTryer, d time.Duration) <-chan error {
 	return done
 }
 
+// requireEnds requires the wait done to end without an error within 10 s.
+func requireEnds(t *testing.T, done <-chan error, what string) {
+	t.Helper()
+	select {
+	case err := <-done:
+		require.NoError(t, err)
+	case <-time.After(10 * time.Second):
+		t.Fatal(what)
+	}
+}
+
 // TestQuietParkSleepsWithoutTrying: with nothing ready and nothing
 // stashed, a park sleeps after one epoll_wait, without running the
 // attempt (its system calls); the channel's event then wakes it, and one
@@ -77,12 +88,7 @@ func TestQuietParkSleepsWithoutTrying(t *testing.T) {
 	time.Sleep(100 * time.Millisecond)
 	require.Zero(t, q.tries.Load(), "the park ran the attempt with nothing ready")
 	signalEventFD(q.ch)
-	select {
-	case err := <-done:
-		require.NoError(t, err)
-	case <-time.After(10 * time.Second):
-		t.Fatal("the channel's event did not wake the park")
-	}
+	requireEnds(t, done, "the channel's event did not wake the park")
 	require.EqualValues(t, 1, q.tries.Load())
 }
 
@@ -109,12 +115,7 @@ func TestQuietParkSeesReadinessFromBefore(t *testing.T) {
 			require.NoError(t, w.gateArm())
 			signalEventFD(tc.ready(q))
 			time.Sleep(100 * time.Millisecond)
-			select {
-			case err := <-waitQuiet(w, q, 2*time.Second):
-				require.NoError(t, err)
-			case <-time.After(10 * time.Second):
-				t.Fatal("wait hung")
-			}
+			requireEnds(t, waitQuiet(w, q, 2*time.Second), "wait hung")
 			require.EqualValues(t, 1, q.tries.Load())
 		})
 	}
@@ -126,12 +127,7 @@ func TestQuietParkTriesWhenStashed(t *testing.T) {
 	watchdog(t, time.Minute)
 	w, q := newQuietWaiter(t)
 	q.stashed.Store(true)
-	select {
-	case err := <-waitQuiet(w, q, 2*time.Second):
-		require.NoError(t, err)
-	case <-time.After(10 * time.Second):
-		t.Fatal("wait hung")
-	}
+	requireEnds(t, waitQuiet(w, q, 2*time.Second), "wait hung")
 	require.EqualValues(t, 1, q.tries.Load())
 }
 
@@ -141,15 +137,7 @@ func TestQuietParkTriesWhenStashed(t *testing.T) {
 func TestFastPathSkippedWhileParksSleep(t *testing.T) {
 	watchdog(t, time.Minute)
 	w, q := newQuietWaiter(t)
-	wait := func() {
-		t.Helper()
-		select {
-		case err := <-waitQuiet(w, q, 20*time.Second):
-			require.NoError(t, err)
-		case <-time.After(10 * time.Second):
-			t.Fatal("wait hung")
-		}
-	}
+	wait := func() { requireEnds(t, waitQuiet(w, q, 20*time.Second), "wait hung") }
 	for i := 0; i < sleepsMax; i++ {
 		require.True(t, w.fastDue(), "after %d sleeping parks", i)
 		time.AfterFunc(50*time.Millisecond, func() { signalEventFD(q.ch) })

@@ -51,8 +51,9 @@ type waiter struct {
 	pcalls int     // callbacks of the current park
 	readFn func(uintptr) bool
 
-	// sleeps counts the parks in a row that slept (their first attempt
-	// found nothing), up to sleepsMax; the holder of the turn's (fastDue).
+	// sleeps counts the parks in a row that slept (their first look
+	// found nothing), up to sleepsMax; a park whose first look ends the
+	// wait restarts it. The holder of the turn's (fastDue).
 	sleeps int
 
 	// epoll: the fd is an epoll instance of the waiter's own
@@ -278,10 +279,10 @@ func (w *waiter) park(ctx context.Context, broadcast bool, e epoch, t tryer) (tr
 	}
 	err := w.rc.Read(w.readFn)
 	switch {
-	case w.pcalls <= 1:
+	case w.pcalls > 1: // slept
+		w.sleeps = min(w.sleeps+1, sleepsMax)
+	case w.pok: // found at the first look
 		w.sleeps = 0
-	case w.sleeps < sleepsMax:
-		w.sleeps++
 	}
 	w.gate.unparked = 0
 	var res tryResult

@@ -337,10 +337,10 @@ func (q *CQ) tryOnce(op string) (bool, error) {
 
 // tryEvent is tryOnce without the check of the connection's end, which
 // costs a system call (a read of the connection's CM events): the fast
-// path of a wait, which, when it finds nothing, parks, and the parked
-// wait runs tryOnce before it sleeps. On 6.12, where a completion comes
-// after its post returns, that is one system call fewer per blocking
-// wait. The caller holds the turn.
+// path of a wait, which, when it finds nothing, parks. The park looks at
+// every fd that could end the wait, the connection's included, before it
+// sleeps, and runs tryOnce only when one is ready (quieter). The caller
+// holds the turn.
 func (q *CQ) tryEvent(op string) (bool, error) {
 	ref, err := q.ch.GetCQEventRearm()
 	switch {

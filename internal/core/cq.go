@@ -88,10 +88,9 @@ type CQ struct {
 
 	wres error // the outcome of the parked wait's attempt (try)
 
-	// Reaping (see reapRoom): consecutive reaps that found nothing, and
-	// the posts since reaping slowed down.
-	reapIdle uint32
-	reapTick uint32
+	// Reaping (see reapRoom): consecutive posts whose reap found nothing
+	// or that did not reap.
+	reapIdle uint64
 	// Counted for benchmarks (ReapStats): posts, those that reaped, and
 	// those whose reap found a completion.
 	reapPosts, reapReaps, reapHits uint64
@@ -445,6 +444,13 @@ func (q *CQ) poll(op string) error {
 // accept translates the got completions just polled into the stash after
 // its n, keeping the caller's (dl held), and returns how many it kept.
 func (q *CQ) accept(got int) int {
+	if got == 1 { // a busy poller's usual case: no loop
+		if !q.translate(&q.stash[q.n]) {
+			return 0
+		}
+		q.n++
+		return 1
+	}
 	k := q.n
 	for i := q.n; i < q.n+got; i++ {
 		if q.translate(&q.stash[i]) {
@@ -478,11 +484,8 @@ func (q *CQ) reapRoom() int {
 	if room == 0 || reapOff {
 		return 0
 	}
-	if q.reapIdle >= reapIdleMax {
-		q.reapTick++
-		if q.reapTick%reapEvery != 0 {
-			return 0
-		}
+	if idle := q.reapIdle; idle >= reapIdleMax && (idle-reapIdleMax)%reapEvery != reapEvery-1 {
+		return 0
 	}
 	q.reapReaps++
 	return min(room, reapMax)
@@ -493,16 +496,15 @@ func (q *CQ) reap() ibv.Reap {
 	return q.cq.ReapInto(q.buf, q.n, q.reapRoom())
 }
 
-// reaped accepts the got completions a post reaped (dl held).
+// reaped accepts the got completions a post reaped (dl held). It is
+// small enough to inline into the post.
 func (q *CQ) reaped(got int) {
 	if got == 0 {
-		if q.reapIdle < reapIdleMax {
-			q.reapIdle++
-		}
+		q.reapIdle++
 		return
 	}
 	q.reapHits++
-	q.reapIdle, q.reapTick = 0, 0
+	q.reapIdle = 0
 	q.accept(got)
 }
 

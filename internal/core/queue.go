@@ -181,11 +181,33 @@ func (q *workQueue) room(n uint64) error {
 	return nil
 }
 
-// reserve takes n slots and returns the first sequence number. When the
-// queue (or its CQ) is full it first polls the CQ: completions that have
-// arrived but were not polled yet retire slots too (the caller's
-// completions among them are kept in the stash for GetWC).
+// reserve takes n slots and returns the first sequence number.
 func (q *workQueue) reserve(n uint64) (uint64, error) {
+	if s, ok := q.tryReserve(n); ok {
+		return s, nil
+	}
+	return q.reserveFull(n)
+}
+
+// tryReserve is reserve's fast path, small enough to inline into a post:
+// it takes n slots when they fit plainly, and reports false, taking
+// nothing, when the queue or its CQ looks full.
+func (q *workQueue) tryReserve(n uint64) (uint64, bool) {
+	s, b := q.posted, q.budget
+	if s-q.retired+n > q.depth || b == nil || b.used+int64(n) > b.capacity-b.reserved {
+		return 0, false
+	}
+	q.posted = s + n
+	b.used += int64(n)
+	return s, true
+}
+
+// reserveFull is reserve when the queue or its CQ looks full: with the
+// probe outstanding it has a slot beyond depth, and without a budget
+// there is none to take; completions that have arrived but were not
+// polled yet retire slots too, so it polls the CQ (the caller's
+// completions among them are kept in the stash for GetWC).
+func (q *workQueue) reserveFull(n uint64) (uint64, error) {
 	if err := q.room(n); err != nil {
 		if !q.cq.pollIntoStash("cq_reap") {
 			return 0, err

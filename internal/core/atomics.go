@@ -35,7 +35,7 @@ func (c *Conn) remoteAtomic(op string, aop ibv.SendOp, dst *RemoteMR, dstOff int
 	}
 	laddr, lkey := result.at(resultOff)
 	raddr, rkey := dst.at(dstOff)
-	return c.postSend(op, postRemoteAtomic, signaled(flags), ctx, sendArgs{op: aop, laddr: laddr, lkey: lkey, raddr: raddr, rkey: rkey, value: compareAdd, swap: swap})
+	return c.postSend(op, postRemoteAtomic, signaled(flags), ctx, &sendArgs{op: aop, laddr: laddr, lkey: lkey, raddr: raddr, rkey: rkey, value: compareAdd, swap: swap})
 }
 
 // checkRemoteAtomic checks everything a remote atomic needs before it is

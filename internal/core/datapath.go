@@ -4,6 +4,8 @@ import (
 	"encoding/binary"
 	"syscall"
 
+	"github.com/gorpma/rpma/internal/tsc"
+
 	"github.com/gorpma/rpma/internal/ibv"
 	"github.com/gorpma/rpma/rpma"
 )
@@ -63,36 +65,54 @@ type sendArgs struct {
 // lockData takes c's data lock for a post. It fails, holding nothing,
 // when c is nil, was never opened, is closed, or is broken.
 func (c *Conn) lockData(op string) (*dataLock, error) {
-	if c == nil {
-		return nil, errNil(op, "connection")
-	}
-	d := c.dl
-	if d == nil {
-		return nil, errClosed(op, "connection")
-	}
-	d.mu.Lock()
-	if d.closed {
+	if c != nil && c.dl != nil {
+		d := c.dl
+		d.mu.Lock()
+		if !d.closed && c.state.broken.Load() == nil {
+			return d, nil
+		}
 		d.mu.Unlock()
-		return nil, errClosed(op, "connection")
 	}
-	if err := c.state.err(); err != nil {
-		d.mu.Unlock()
-		return nil, err
-	}
-	return d, nil
+	return nil, c.lockDataErr(op)
 }
 
-// postSend posts one send-queue work request, accounted, and reaps.
-func (c *Conn) postSend(op string, kind postKind, user bool, ctx uint64, a sendArgs) error {
-	d, err := c.lockData(op)
-	if err != nil {
+// lockDataErr says why c's data lock cannot be taken for a post.
+func (c *Conn) lockDataErr(op string) error {
+	if c == nil {
+		return errNil(op, "connection")
+	}
+	if err := c.usable(op); err != nil {
 		return err
 	}
-	sq, cq, qp := c.q.sq, c.q.cq, c.q.qp
-	s, err := sq.reserve(1)
-	if err != nil {
-		d.mu.Unlock()
+	if err := c.state.err(); err != nil {
 		return err
+	}
+	return errClosed(op, "connection")
+}
+
+// postSend posts one send-queue work request, accounted, and reaps. The
+// busy poller's path runs in this one frame: the data lock, the slot and
+// the reap's accounting are inline (lockData's, reserve's and
+// unlockAfterCrossing's fast paths), and a is read in place, so the
+// arguments travel from the caller's frame to the crossing once.
+func (c *Conn) postSend(op string, kind postKind, user bool, ctx uint64, a *sendArgs) error {
+	if c == nil || c.dl == nil {
+		return c.lockDataErr(op)
+	}
+	d := c.dl
+	d.mu.Lock()
+	if d.closed || c.state.broken.Load() != nil {
+		d.mu.Unlock()
+		return c.lockDataErr(op)
+	}
+	sq, cq, qp := c.q.sq, c.q.cq, c.q.qp
+	s, ok := sq.tryReserve(1)
+	if !ok {
+		var err error
+		if s, err = sq.reserveFull(1); err != nil {
+			d.mu.Unlock()
+			return err
+		}
 	}
 	saved := sq.unsignaled
 	flags := a.flags
@@ -125,10 +145,15 @@ func (c *Conn) postSend(op string, kind postKind, user bool, ctx uint64, a sendA
 		sq.rollback(s, 1, saved)
 	}
 	cq.reaped(reaped)
+	var err error
 	if errno != 0 {
 		err = postError(postCall(kind == postAtomicWrite || kind == postNativeFlush), errno, qp, c.q.state)
 	}
-	d.unlockAfterCrossing()
+	due := d.yieldDue(tsc.Read())
+	d.mu.Unlock()
+	if due {
+		gosched()
+	}
 	return err
 }
 
@@ -149,9 +174,15 @@ func (c *Conn) Read(dst *MR, dstOff int, src *RemoteMR, srcOff, n int, flags rpm
 			return err
 		}
 	}
-	laddr, lkey := dst.at(dstOff)
-	raddr, rkey := src.at(srcOff)
-	return c.postSend(op, postPlain, signaled(flags), ctx, sendArgs{op: ibv.OpRDMARead, laddr: laddr, length: uint32(n), lkey: lkey, raddr: raddr, rkey: rkey})
+	a := transferArgs(ibv.OpRDMARead, dst, dstOff, src, srcOff, n, 0)
+	return c.postSend(op, postPlain, signaled(flags), ctx, &a)
+}
+
+// transferArgs are the arguments of a read's or a write's work request.
+func transferArgs(op ibv.SendOp, local *MR, loff int, remote *RemoteMR, roff, n int, imm uint32) sendArgs {
+	laddr, lkey := local.at(loff)
+	raddr, rkey := remote.at(roff)
+	return sendArgs{op: op, laddr: laddr, length: uint32(n), lkey: lkey, raddr: raddr, rkey: rkey, imm: imm}
 }
 
 // checkTransfer is the full check of a read or a write: a local region
@@ -175,23 +206,26 @@ func (c *Conn) checkTransfer(op string, local *MR, loff, lneed int, remote *Remo
 
 // Write mirrors rpma_write.
 func (c *Conn) Write(dst *RemoteMR, dstOff int, src *MR, srcOff, n int, flags rpma.CompletionFlags, ctx uint64) error {
-	return c.write("write", ibv.OpRDMAWrite, dst, dstOff, src, srcOff, n, flags, 0, ctx)
-}
-
-// WriteWithImm mirrors rpma_write_with_imm; imm is in host order.
-func (c *Conn) WriteWithImm(dst *RemoteMR, dstOff int, src *MR, srcOff, n int, flags rpma.CompletionFlags, imm uint32, ctx uint64) error {
-	return c.write("write_with_imm", ibv.OpRDMAWriteWithImm, dst, dstOff, src, srcOff, n, flags, imm, ctx)
-}
-
-func (c *Conn) write(op string, wop ibv.SendOp, dst *RemoteMR, dstOff int, src *MR, srcOff, n int, flags rpma.CompletionFlags, imm uint32, ctx uint64) error {
+	const op = "write"
 	if c == nil || !validFlags(flags) || !src.fits(c.peer, UsageWriteSrc, srcOff, n) || !dst.fits(UsageWriteDst, dstOff, n) {
 		if err := c.checkTransfer(op, src, srcOff, UsageWriteSrc, dst, dstOff, UsageWriteDst, n, flags); err != nil {
 			return err
 		}
 	}
-	laddr, lkey := src.at(srcOff)
-	raddr, rkey := dst.at(dstOff)
-	return c.postSend(op, postPlain, signaled(flags), ctx, sendArgs{op: wop, laddr: laddr, length: uint32(n), lkey: lkey, raddr: raddr, rkey: rkey, imm: imm})
+	a := transferArgs(ibv.OpRDMAWrite, src, srcOff, dst, dstOff, n, 0)
+	return c.postSend(op, postPlain, signaled(flags), ctx, &a)
+}
+
+// WriteWithImm mirrors rpma_write_with_imm; imm is in host order.
+func (c *Conn) WriteWithImm(dst *RemoteMR, dstOff int, src *MR, srcOff, n int, flags rpma.CompletionFlags, imm uint32, ctx uint64) error {
+	const op = "write_with_imm"
+	if c == nil || !validFlags(flags) || !src.fits(c.peer, UsageWriteSrc, srcOff, n) || !dst.fits(UsageWriteDst, dstOff, n) {
+		if err := c.checkTransfer(op, src, srcOff, UsageWriteSrc, dst, dstOff, UsageWriteDst, n, flags); err != nil {
+			return err
+		}
+	}
+	a := transferArgs(ibv.OpRDMAWriteWithImm, src, srcOff, dst, dstOff, n, imm)
+	return c.postSend(op, postPlain, signaled(flags), ctx, &a)
 }
 
 // AtomicWrite mirrors rpma_atomic_write: 8 bytes, natively
@@ -210,7 +244,7 @@ func (c *Conn) AtomicWrite(dst *RemoteMR, dstOff int, src [8]byte, flags rpma.Co
 	if c.nativeAtomicWrite {
 		kind = postAtomicWrite
 	}
-	return c.postSend(op, kind, signaled(flags), ctx, sendArgs{flags: ibv.SendFence, raddr: raddr, rkey: rkey, value: binary.NativeEndian.Uint64(src[:])})
+	return c.postSend(op, kind, signaled(flags), ctx, &sendArgs{flags: ibv.SendFence, raddr: raddr, rkey: rkey, value: binary.NativeEndian.Uint64(src[:])})
 }
 
 func (c *Conn) checkAtomicWrite(op string, dst *RemoteMR, dstOff int, flags rpma.CompletionFlags) error {
@@ -256,9 +290,9 @@ func (c *Conn) Flush(dst *RemoteMR, dstOff, n int, typ rpma.FlushType, flags rpm
 	}
 	raddr, rkey := dst.at(dstOff)
 	if c.nativeFlush {
-		return c.postSend(op, postNativeFlush, signaled(flags), ctx, sendArgs{raddr: raddr, rkey: rkey, flen: uint64(n), ftype: flushPlacement(typ)})
+		return c.postSend(op, postNativeFlush, signaled(flags), ctx, &sendArgs{raddr: raddr, rkey: rkey, flen: uint64(n), ftype: flushPlacement(typ)})
 	}
-	return c.postSend(op, postEmulatedFlush, signaled(flags), ctx, sendArgs{raddr: raddr, rkey: rkey})
+	return c.postSend(op, postEmulatedFlush, signaled(flags), ctx, &sendArgs{raddr: raddr, rkey: rkey})
 }
 
 func (c *Conn) checkFlush(op string, dst *RemoteMR, dstOff, n int, typ rpma.FlushType, flags rpma.CompletionFlags) error {
@@ -384,7 +418,7 @@ func (c *Conn) send(op string, sop ibv.SendOp, src *MR, off, n int, flags rpma.C
 		}
 	}
 	laddr, lkey := src.at(off)
-	return c.postSend(op, postPlain, signaled(flags), ctx, sendArgs{op: sop, laddr: laddr, length: uint32(n), lkey: lkey, imm: imm})
+	return c.postSend(op, postPlain, signaled(flags), ctx, &sendArgs{op: sop, laddr: laddr, length: uint32(n), lkey: lkey, imm: imm})
 }
 
 func (c *Conn) checkSend(op string, src *MR, off, n int, flags rpma.CompletionFlags) error {

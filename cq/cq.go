@@ -94,9 +94,12 @@ func (q *CQ) TryWait() error { return q.core().TryWait() }
 // conn.Conn.Write on unsignaled operations) are absorbed: they retire
 // queue slots but are not returned.
 func (q *CQ) GetWC(wc []WC) (int, error) {
-	// A nil q reaches core's GetWC, which reports it; a nil or empty wc
-	// becomes an empty slice, which it refuses.
-	return q.core().GetWC(unsafe.Slice((*core.WC)(unsafe.Pointer(unsafe.SliceData(wc))), len(wc)))
+	// A nil q reaches core's GetWC, which reports it, and a nil or empty
+	// wc an empty slice, which it refuses. The slice is reinterpreted in
+	// place: WC and core.WC have one layout (below), so their slices do
+	// too, and the conversion costs nothing (unsafe.Slice would check the
+	// length against overflow at each call).
+	return q.core().GetWC(*(*[]core.WC)(unsafe.Pointer(&wc)))
 }
 
 // Resize resizes the CQ to at least n entries (ibv_resize_cq); Size then

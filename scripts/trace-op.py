@@ -3,7 +3,9 @@
 # a per-function count to TRACE_OUT. The operations are those between
 # TRACE_SKIP+1 entries of TRACE_FN and the TRACE_OPS-th entry after (a
 # call that starts each operation). System calls are one step each: the
-# kernel's instructions are not in the count.
+# kernel's instructions are not in the count. TRACE_OUT.pcs gets the
+# steps of each instruction address (all operations together), which
+# scripts/trace-annotate.py lays over the disassembly.
 import collections
 import os
 
@@ -87,4 +89,8 @@ with open(out, "w") as f:
     f.write("by function:\n")
     for s, n in count.most_common():
         f.write("%8.1f %s\n" % (n / per, s))
+with open(out + ".pcs", "w") as f:
+    f.write("operations %d\n" % entries)
+    for pc, n in sorted(collections.Counter(pcs).items()):
+        f.write("0x%x %d\n" % (pc, n))
 gdb.execute("kill")

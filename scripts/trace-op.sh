@@ -18,7 +18,9 @@
 # The data path's periodic yield is off in the Go run (RPMA_BENCH_YIELD=0):
 # single steps are slow, so every traced operation would otherwise be due
 # one, where an untraced run yields once per 4 million TSC cycles.
-# Outputs: bin/bench/trace-OP-{go,c}.txt.
+# Outputs: bin/bench/trace-OP-{go,c}.txt, and for
+# scripts/trace-annotate.py the steps per instruction address
+# (trace-OP-{go,c}.pcs) and the traced Go binary (trace-OP-go.bin).
 set -uo pipefail
 
 # guest OP DIR: runs inside the VM.
@@ -64,6 +66,9 @@ cp scripts/trace-op.py "$work/"
 mkdir -p bin/bench
 for p in go c; do
 	cp "$work/trace-$op-$p.txt" "bin/bench/trace-$op-$p.txt"
+	cp "$work/trace-$op-$p.txt.pcs" "bin/bench/trace-$op-$p.pcs"
 	echo "=== $p: bin/bench/trace-$op-$p.txt"
 	head -30 "bin/bench/trace-$op-$p.txt"
 done
+cp "$work/conn.test" "bin/bench/trace-$op-go.bin"
+echo "per instruction: python3 scripts/trace-annotate.py $op FUNCTION-REGEXP"

@@ -174,15 +174,9 @@ func (c *Conn) Read(dst *MR, dstOff int, src *RemoteMR, srcOff, n int, flags rpm
 			return err
 		}
 	}
-	a := transferArgs(ibv.OpRDMARead, dst, dstOff, src, srcOff, n, 0)
-	return c.postSend(op, postPlain, signaled(flags), ctx, &a)
-}
-
-// transferArgs are the arguments of a read's or a write's work request.
-func transferArgs(op ibv.SendOp, local *MR, loff int, remote *RemoteMR, roff, n int, imm uint32) sendArgs {
-	laddr, lkey := local.at(loff)
-	raddr, rkey := remote.at(roff)
-	return sendArgs{op: op, laddr: laddr, length: uint32(n), lkey: lkey, raddr: raddr, rkey: rkey, imm: imm}
+	laddr, lkey := dst.at(dstOff)
+	raddr, rkey := src.at(srcOff)
+	return c.postSend(op, postPlain, signaled(flags), ctx, &sendArgs{op: ibv.OpRDMARead, laddr: laddr, length: uint32(n), lkey: lkey, raddr: raddr, rkey: rkey})
 }
 
 // checkTransfer is the full check of a read or a write: a local region
@@ -212,8 +206,9 @@ func (c *Conn) Write(dst *RemoteMR, dstOff int, src *MR, srcOff, n int, flags rp
 			return err
 		}
 	}
-	a := transferArgs(ibv.OpRDMAWrite, src, srcOff, dst, dstOff, n, 0)
-	return c.postSend(op, postPlain, signaled(flags), ctx, &a)
+	laddr, lkey := src.at(srcOff)
+	raddr, rkey := dst.at(dstOff)
+	return c.postSend(op, postPlain, signaled(flags), ctx, &sendArgs{op: ibv.OpRDMAWrite, laddr: laddr, length: uint32(n), lkey: lkey, raddr: raddr, rkey: rkey})
 }
 
 // WriteWithImm mirrors rpma_write_with_imm; imm is in host order.
@@ -224,8 +219,9 @@ func (c *Conn) WriteWithImm(dst *RemoteMR, dstOff int, src *MR, srcOff, n int, f
 			return err
 		}
 	}
-	a := transferArgs(ibv.OpRDMAWriteWithImm, src, srcOff, dst, dstOff, n, imm)
-	return c.postSend(op, postPlain, signaled(flags), ctx, &a)
+	laddr, lkey := src.at(srcOff)
+	raddr, rkey := dst.at(dstOff)
+	return c.postSend(op, postPlain, signaled(flags), ctx, &sendArgs{op: ibv.OpRDMAWriteWithImm, laddr: laddr, length: uint32(n), lkey: lkey, raddr: raddr, rkey: rkey, imm: imm})
 }
 
 // AtomicWrite mirrors rpma_atomic_write: 8 bytes, natively

@@ -9,6 +9,7 @@ import (
 	"os"
 	"runtime/metrics"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -36,6 +37,25 @@ const envBenchYield = "RPMA_BENCH_YIELD"
 // envBenchGate=0 keeps the completion channels watched once a wait parked
 // (core.SetGating), so that one binary measures both.
 const envBenchGate = "RPMA_BENCH_GATE"
+
+// envBenchWarmup=N runs each row's operation N times before its timed
+// loop (b.Loop starts the timer at its first call), as rpma_lat's -w
+// does: the first few hundred operations of a row cost more, in Go and
+// in C (doc/performance.md, "Warm-up").
+const envBenchWarmup = "RPMA_BENCH_WARMUP"
+
+// benchWarmup returns the warm-up operations of each row (envBenchWarmup).
+func benchWarmup(tb testing.TB) int {
+	v := os.Getenv(envBenchWarmup)
+	if v == "" {
+		return 0
+	}
+	n, err := strconv.Atoi(v)
+	if err != nil || n < 0 {
+		tb.Fatalf("%s=%q: want a count of operations", envBenchWarmup, v)
+	}
+	return n
+}
 
 func init() {
 	if os.Getenv(envBenchYield) == "0" {
@@ -361,8 +381,12 @@ func BenchmarkOps(b *testing.B) {
 				b.Skip("not in two-node mode")
 			}
 			b.ReportAllocs()
+			warm := benchWarmup(b)
+			for i := 0; i < warm; i++ {
+				op(b, i)
+			}
 			before := cgoCalls()
-			for i := 0; b.Loop(); i++ {
+			for i := warm; b.Loop(); i++ {
 				op(b, i)
 			}
 			b.ReportMetric(float64(cgoCalls()-before)/float64(b.N), "crossings/op")
@@ -393,9 +417,13 @@ func BenchmarkOpsStamped(b *testing.B) {
 				b.Skip("not in two-node mode")
 			}
 			var lat latencies
+			warm := benchWarmup(b)
+			for i := 0; i < warm; i++ {
+				op(b, i)
+			}
 			lat.clock.Start()
 			last := tsc.Read()
-			for i := 0; b.Loop(); i++ {
+			for i := warm; b.Loop(); i++ {
 				op(b, i)
 				now := tsc.Read()
 				lat.add(now - last)
@@ -442,7 +470,8 @@ func BenchmarkPostUnsignaled(b *testing.B) {
 	env := newBenchEnv(b)
 	c := env.client
 	b.ReportAllocs()
-	for i := 0; b.Loop(); i++ {
+	warm := benchWarmup(b)
+	for i := 0; i < warm || b.Loop(); i++ { // b.Loop starts the timer at its first call
 		for {
 			err := c.Write(env.rdst, 0, env.src, 0, 8, rpma.CompletionOnError, uint64(i))
 			if err == nil {

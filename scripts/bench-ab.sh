@@ -15,6 +15,8 @@
 #   BENCH_KERNELS="6.1"       the VMs' kernels, one VM at a time
 #   BENCH_ITERS=3000          iterations per run of each operation
 #   BENCH_ROUNDS=15           rounds
+#   BENCH_WARMUP=500          operations before each timed loop, in Go
+#                            and in rpma_lat (as scripts/bench.sh)
 #   BENCH_VM_TIMEOUT=30m      rxevm's timeout for each VM
 #   BENCH_ICOUNT=1            count instead of time: rxevm -icount, one vCPU,
 #                            ns/op is guest instructions per operation and
@@ -28,7 +30,7 @@ set -uo pipefail
 # guest OUT BIN: runs inside the VM; appends to OUT/{a,b,c}.txt from the
 # binaries BIN/a.test, BIN/b.test and BIN/rpma_lat.
 guest() {
-	local out=$1 bin=$2 n=${BENCH_ITERS:-3000} rounds=${BENCH_ROUNDS:-15}
+	local out=$1 bin=$2 n=${BENCH_ITERS:-3000} rounds=${BENCH_ROUNDS:-15} w=${BENCH_WARMUP:-500}
 	local ip=${RPMA_TEST_IP:?RPMA_TEST_IP is not set: run in the VM}
 	local r i prog rc
 	for r in $(seq 1 "$rounds"); do
@@ -40,9 +42,9 @@ guest() {
 			esac
 			echo "# round $r" >>"$out/$prog.txt"
 			if [ $prog = c ]; then
-				timeout -k 5 300 "$bin/rpma_lat" -n "$n" -t 290 -p $((7300 + r)) "$ip" >>"$out/c.txt" 2>>"$out/c.err"
+				timeout -k 5 300 "$bin/rpma_lat" -n "$n" -w "$w" -t 290 -p $((7300 + r)) "$ip" >>"$out/c.txt" 2>>"$out/c.err"
 			else
-				timeout -k 5 300 "$bin/$prog.test" -test.run '^$' -test.bench '^(BenchmarkOps|BenchmarkPostUnsignaled)$' \
+				timeout -k 5 300 env RPMA_BENCH_WARMUP="$w" "$bin/$prog.test" -test.run '^$' -test.bench '^(BenchmarkOps|BenchmarkPostUnsignaled)$' \
 					-test.benchtime "${n}x" -test.count 1 >>"$out/$prog.txt" 2>>"$out/$prog.err"
 			fi
 			rc=$?

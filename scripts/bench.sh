@@ -18,6 +18,10 @@
 #
 #   BENCH_KERNELS="6.12 6.1"  the VMs' kernels, one VM at a time
 #   BENCH_ITERS=1000          iterations per run of each operation
+#   BENCH_WARMUP=500          operations before each timed loop, in Go
+#                            (RPMA_BENCH_WARMUP) and in rpma_lat (-w): the
+#                            first few hundred of a run cost more in both
+#                            (doc/performance.md, "Warm-up")
 #   BENCH_ROUNDS=11           rounds of the Go benchmarks and of rpma_lat
 #   BENCH_ROUND_BUDGET=240    seconds (in the VM) after which no round starts
 #   BENCH_PERFTEST_BUDGET=330 seconds after which no perftest run starts
@@ -46,7 +50,7 @@ guest() {
 		pin=(taskset -c 0)
 		pingo=(taskset -c 0 env GOMAXPROCS=2)
 	fi
-	local n=${BENCH_ITERS:-1000} rounds=${BENCH_ROUNDS:-11}
+	local n=${BENCH_ITERS:-1000} rounds=${BENCH_ROUNDS:-11} w=${BENCH_WARMUP:-500}
 	local ip=${RPMA_TEST_IP:?RPMA_TEST_IP is not set: run in the VM}
 	mark() { echo "${SECONDS}s $*" >>"$out/timing.txt"; }
 	{
@@ -70,24 +74,24 @@ guest() {
 		fi
 		echo "# round $r" | tee -a "$out/go.txt" "$out/go-noyield.txt" >>"$out/c.txt"
 		mark "round $r: go"
-		timeout -k 5 300 "${pingo[@]}" "$bin/conn.test" -test.run '^$' -test.bench '^(BenchmarkOps|BenchmarkPostUnsignaled|BenchmarkCrossing)$' \
+		timeout -k 5 300 "${pingo[@]}" env RPMA_BENCH_WARMUP="$w" "$bin/conn.test" -test.run '^$' -test.bench '^(BenchmarkOps|BenchmarkPostUnsignaled|BenchmarkCrossing)$' \
 			-test.benchtime "${n}x" -test.count 1 >>"$out/go.txt" 2>>"$out/go.err"
 		rc=$?
 		[ $rc -eq 0 ] || echo "go benchmarks, round $r: exit status $rc" | tee -a "$out/errors.txt" >&2
 		mark "round $r: go, stamped"
-		timeout -k 5 300 "${pingo[@]}" "$bin/conn.test" -test.run '^$' -test.bench '^BenchmarkOpsStamped$' \
+		timeout -k 5 300 "${pingo[@]}" env RPMA_BENCH_WARMUP="$w" "$bin/conn.test" -test.run '^$' -test.bench '^BenchmarkOpsStamped$' \
 			-test.benchtime "${n}x" -test.count 1 >>"$out/go.txt" 2>>"$out/go.err"
 		rc=$?
 		[ $rc -eq 0 ] || echo "go stamped benchmarks, round $r: exit status $rc" | tee -a "$out/errors.txt" >&2
 		mark "round $r: go without its yield"
 		for bre in '^(BenchmarkOps|BenchmarkPostUnsignaled)$' '^BenchmarkOpsStamped$'; do
-			timeout -k 5 300 "${pingo[@]}" env RPMA_BENCH_YIELD=0 "$bin/conn.test" -test.run '^$' -test.bench "$bre" \
+			timeout -k 5 300 "${pingo[@]}" env RPMA_BENCH_WARMUP="$w" RPMA_BENCH_YIELD=0 "$bin/conn.test" -test.run '^$' -test.bench "$bre" \
 				-test.benchtime "${n}x" -test.count 1 >>"$out/go-noyield.txt" 2>>"$out/go.err"
 			rc=$?
 			[ $rc -eq 0 ] || echo "go benchmarks without the yield ($bre), round $r: exit status $rc" | tee -a "$out/errors.txt" >&2
 		done
 		mark "round $r: rpma_lat"
-		timeout -k 5 300 "${pin[@]}" "$bin/rpma_lat" -n "$n" -t 290 -p $((7300 + r)) "$ip" >>"$out/c.txt" 2>>"$out/c.err"
+		timeout -k 5 300 "${pin[@]}" "$bin/rpma_lat" -n "$n" -w "$w" -t 290 -p $((7300 + r)) "$ip" >>"$out/c.txt" 2>>"$out/c.err"
 		rc=$?
 		[ $rc -eq 0 ] || echo "rpma_lat, round $r: exit status $rc" | tee -a "$out/errors.txt" >&2
 	done

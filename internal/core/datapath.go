@@ -4,9 +4,8 @@ import (
 	"encoding/binary"
 	"syscall"
 
-	"github.com/gorpma/rpma/internal/tsc"
-
 	"github.com/gorpma/rpma/internal/ibv"
+	"github.com/gorpma/rpma/internal/tsc"
 	"github.com/gorpma/rpma/rpma"
 )
 

@@ -22,6 +22,9 @@
 #   BENCH_ROUND_BUDGET=300    seconds (in the VM) after which no round starts
 #   BENCH_VM_TIMEOUT=8m       rxevm's timeout for each VM
 #   BENCH_PLOTS=doc/img       where the PNGs go ("" for none)
+#   BENCH_ICOUNT=1            count instead of time: rxevm -icount, one vCPU,
+#                            every ns is one guest instruction
+#                            (doc/performance.md, "Counting instructions")
 #
 # A round takes about 20 s under TCG on a quiet 2-core host (4 minutes a
 # kernel with the VM's boot); the budget keeps a kernel under about 6
@@ -114,6 +117,8 @@ root=$PWD
 kernels=${BENCH_KERNELS:-6.12 6.1}
 plots=${BENCH_PLOTS-doc/img}
 go build -o bin/rxevm ./cmd/rxevm || exit 1
+icount=()
+[ "${BENCH_ICOUNT:-0}" = 1 ] && icount=(-icount)
 go build -o bin/benchplot ./internal/bench/cmd/benchplot || exit 1
 work=$(mktemp -d "${TMPDIR:-/tmp}/rpma-bench-bw.XXXXXX") || exit 1 # shared with the VM
 trap 'rm -rf "$work"' EXIT
@@ -128,7 +133,7 @@ for k in $kernels; do
 	echo "host load average at start: $(cut -d' ' -f1-3 /proc/loadavg) ($(nproc) cores)" >"$out/meta.txt"
 	echo "=== bench-bw: kernel $k"
 	start=$SECONDS
-	(cd conn && "$root/bin/rxevm" -kernel "$k" -timeout "${BENCH_VM_TIMEOUT:-8m}" -- \
+	(cd conn && "$root/bin/rxevm" "${icount[@]}" -kernel "$k" -timeout "${BENCH_VM_TIMEOUT:-8m}" -- \
 		bash "$root/scripts/bench-bw.sh" --guest "$out" "$work") || {
 		echo "bench-bw: the VM for kernel $k failed (exit status $?)" >&2
 		status=1

@@ -9,9 +9,10 @@
 // With -tally FILE it appends the counts and the failed names to FILE; with
 // -total FILE it only prints the failed names and the sum of a tally file.
 //
-// The last lines of each failed test's output are kept in FILE.failures
-// and printed again by -total, just before the failed names: a CI log is
-// often read from its end only, and a failure must say why there.
+// The last lines of each failed test's output, followed by the reasons
+// its assertions gave, are kept in FILE.failures and printed again by
+// -total, just before the failed names: a CI log is often read from its
+// end only, and a failure must say why there.
 package main
 
 import (
@@ -175,15 +176,52 @@ const (
 	maxFailures = 8
 )
 
-// tail keeps the last tailLines lines written to it.
+// tail keeps the last tailLines lines written to it, and the reasons of
+// the test's failed assertions (testify's "Error:" and "Messages:" and
+// the lines that continue them), which a failed test's later output, such
+// as a guest's dmesg printed by a cleanup, would push out of the tail.
 type tail struct {
 	lines []string
+	why   []string
+	inWhy bool // the last line was part of a reason
 }
+
+// whyLines is how many lines of reasons a tail keeps at most.
+const whyLines = 24
 
 func (t *tail) add(s string) {
 	t.lines = append(t.lines, s)
 	if len(t.lines) > 2*tailLines {
 		t.lines = append(t.lines[:0], t.lines[len(t.lines)-tailLines:]...)
+	}
+	t.keepWhy(s)
+}
+
+// keepWhy keeps s if it is part of a failed assertion's reason. Testify
+// writes a block of lines that begin with spaces and a tab: "Error
+// Trace:" and its stack, "Error:", "Test:", "Messages:", each of the
+// latter possibly continued on lines whose label is blank.
+func (t *tail) keepWhy(s string) {
+	body, isBlock := strings.CutPrefix(strings.TrimLeft(s, " "), "\t")
+	if !isBlock {
+		t.inWhy = false
+		return
+	}
+	label, _, _ := strings.Cut(body, "\t")
+	switch strings.TrimSpace(label) {
+	case "Error:", "Messages:":
+		t.inWhy = true
+	case "":
+		// continues the label before it, but for testify's diff,
+		// which repeats what "Error:" said
+		if _, text, _ := strings.Cut(body, "\t"); strings.TrimSpace(text) == "Diff:" {
+			t.inWhy = false
+		}
+	default: // "Error Trace:", "Test:"
+		t.inWhy = false
+	}
+	if t.inWhy && len(t.why) < whyLines {
+		t.why = append(t.why, s)
 	}
 }
 
@@ -237,6 +275,12 @@ func writeFailures(path, tier string, tests, pkgs []string, outputs map[string]*
 		fmt.Fprintf(f, "--- %s: the last lines of %s:\n", tier, strings.TrimSuffix(n, "."))
 		for _, l := range t.last() {
 			fmt.Fprint(f, "    ", l)
+		}
+		if len(t.why) > 0 {
+			fmt.Fprintf(f, "--- %s: why %s failed:\n", tier, strings.TrimSuffix(n, "."))
+			for _, l := range t.why {
+				fmt.Fprint(f, "    ", l)
+			}
 		}
 	}
 }

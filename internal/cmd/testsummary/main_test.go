@@ -34,3 +34,44 @@ func TestWriteFailures(t *testing.T) {
 	require.NotContains(t, s, "--- FAIL: TestX", "a parent's tail is not repeated")
 	require.Less(t, strings.Index(s, "panic: test timed out"), strings.Index(s, "the reason"), "the tests' tails end the file")
 }
+
+// TestWriteFailuresKeepsWhy: a failed assertion's reason is repeated
+// after the tail even when later output (a cleanup's dmesg) pushed it
+// out of the tail; its stack and its diff are not.
+func TestWriteFailuresKeepsWhy(t *testing.T) {
+	tl := &tail{}
+	for _, l := range []string{
+		"=== RUN   TestX\n",
+		"    x_test.go:12: \n",
+		"        \tError Trace:\t/work/x_test.go:12\n",
+		"        \t            \t/work/y_test.go:40\n",
+		"        \tError:      \tNot equal: \n",
+		"        \t            \texpected: \"flushed\"\n",
+		"        \t            \tactual  : \"peer-timeout\"\n",
+		"        \t            \t\n",
+		"        \t            \tDiff:\n",
+		"        \t            \t-flushed\n",
+		"        \tTest:       \tTestX\n",
+		"        \tMessages:   \tcase timeout-idle ended with peer-timeout\n",
+		"        \t            \tafter 2.1s\n",
+	} {
+		tl.add(l)
+	}
+	for i := 0; i < 3*tailLines; i++ {
+		tl.add("    x_test.go:10: dmesg line\n")
+	}
+	path := filepath.Join(t.TempDir(), "tally.failures")
+	writeFailures(path, "vm", []string{"a.TestX"}, nil, map[string]*tail{"a.TestX": tl})
+	b, err := os.ReadFile(path)
+	require.NoError(t, err)
+	s := string(b)
+	require.Contains(t, s, "why a.TestX failed")
+	why := s[strings.Index(s, "why a.TestX failed"):]
+	for _, want := range []string{"Not equal", `actual  : "peer-timeout"`, "case timeout-idle ended", "after 2.1s"} {
+		require.Contains(t, why, want)
+	}
+	for _, not := range []string{"Error Trace", "y_test.go", "Diff:", "-flushed", "Test:", "dmesg line"} {
+		require.NotContains(t, why, not)
+	}
+	require.Equal(t, tailLines, strings.Count(s, "dmesg line"), "the tail is still kept")
+}

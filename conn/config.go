@@ -81,10 +81,11 @@ type Config struct {
 	// connection the probes' completions wake completion waits about
 	// four times per PeerTimeout (spurious wake-ups: nothing to poll). A
 	// probe that fails (its retries exhausted, or flushed, as rxe flushes
-	// the QPs of a link that goes down) reports the connection lost at
-	// once, its cause the probe's *rpma.WCError; so does a probe the
-	// provider refuses to post (other than for a full queue, which the
-	// next tick retries), its cause ibv_post_send's error.
+	// a QP whose request it cannot send while its link is down) reports
+	// the connection lost at once, its cause the probe's *rpma.WCError;
+	// so does a probe the provider refuses to post (other than for a
+	// full queue, which the next tick retries), its cause
+	// ibv_post_send's error.
 	PeerTimeout time.Duration
 	// AckTimeout, when not 0, sets the local ACK timeout of the
 	// connection's QP (rdma_set_option with RDMA_OPTION_ID_ACK_TIMEOUT,

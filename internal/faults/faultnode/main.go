@@ -14,7 +14,8 @@
 // and prints "CUT"; when R appears it goes back to netem P and prints
 // "RESTORED". With -link-file L, as each of L.1, L.2, ... appears the
 // node sets its eth0 to the state it holds, "down" or "up" (ip link), and
-// prints "LINK <state>".
+// prints "LINK <state>"; a survivor's fault then begins when it sets the
+// link down and ends when it sets it up (F and R are not watched).
 // With -netem-file N, as each of N.1, N.2, ... appears the node applies
 // netem P plus the parameters it holds (for example "loss 5%") and prints
 // "NETEM <parameters>". With -die-file, the lender kills itself
@@ -35,7 +36,7 @@
 // with IBV_WC_RETRY_EXC_ERR), peer-timeout (a failure caused by
 // rpma.ErrPeerTimeout), flushed (a first failed completion with
 // IBV_WC_WR_FLUSH_ERR: the QP went to the error state with nothing failed
-// before), completed (after-restore's write succeeded), closed (the other
+// before), completed (during's or after-restore's write succeeded), closed (the other
 // side's CLOSED), resumed (writes
 // completed again after the restore and every block read back intact;
 // M is then the time to the first such completion), none (nothing
@@ -77,7 +78,7 @@ type testCase struct {
 	retry    int           // conn.Config.RetryCount (ignored when accepting)
 	timeout  time.Duration // conn.Config.PeerTimeout
 	ack      time.Duration // conn.Config.AckTimeout (0: rdma_cm's)
-	activity string        // busy: write after write; after: one write once F appears; after-restore: one write once R appears; idle: none
+	activity string        // busy: write after write; after: one write once F appears; during: one write duringDelay after F; after-restore: one write once R appears; idle: none
 	patience time.Duration // how long after F to wait for the end
 }
 
@@ -100,8 +101,13 @@ var cases = map[string]testCase{
 	"lossy-retry2":       {retry: 2, activity: "busy", patience: 45 * time.Second},
 	// TestLinkDown's.
 	"link-verify":   {retry: 7, activity: "verify", patience: 60 * time.Second},
+	"link-during":   {retry: 7, activity: "during", patience: 30 * time.Second},
 	"link-restored": {retry: 7, activity: "after-restore", patience: 30 * time.Second},
 }
+
+// duringDelay is how long after the fault began the during activity
+// writes: inside TestLinkDown's 8 s outage.
+const duringDelay = 2 * time.Second
 
 // The verify activity's blocks: block i of the remote region holds the
 // sequence number of the write that last wrote it, in every byte's word.
@@ -134,15 +140,26 @@ func main() {
 	if *netemFile != "" {
 		go netemWatcher(*netemFile, *netem)
 	}
+	fault, restore := fileMoment(*faultFile), fileMoment(*restoreFile)
 	if *linkFile != "" {
+		// The node that sets its own link down and up knows when the
+		// fault begins and ends; the host's files, seen over 9p, can
+		// arrive seconds late on a loaded host.
+		fault, restore = newMoment(), newMoment()
 		go watchFile(*linkFile, func(state string) {
 			if state != "up" && state != "down" {
 				fatal("-link-file: %q is neither up nor down", state)
+			}
+			if state == "down" {
+				fault.happen() // requests fail while ip runs
 			}
 			if out, err := exec.Command(toolPath("ip"), "link", "set", "dev", "eth0", state).CombinedOutput(); err != nil {
 				fatal("ip link set dev eth0 %s: %v: %s", state, err, out)
 			}
 			fmt.Printf("LINK %s\n", state)
+			if state == "up" {
+				restore.happen()
+			}
 		})
 	}
 	if *dieFile != "" {
@@ -158,7 +175,7 @@ func main() {
 	case "lend-connect":
 		err = lendConnect(*peerIP, *conns)
 	case "survive":
-		err = survive(*as, *peerIP, strings.Split(*list, ","), *faultFile, *restoreFile)
+		err = survive(*as, *peerIP, strings.Split(*list, ","), fault, restore)
 	default:
 		err = fmt.Errorf("unknown role %q", os.Args[1])
 	}
@@ -173,13 +190,43 @@ func fatal(format string, args ...any) {
 }
 
 // waitFile returns once path exists.
-func waitFile(path string) time.Time {
+func waitFile(path string) {
 	for {
 		if _, err := os.Stat(path); err == nil {
-			return time.Now()
+			return
 		}
 		time.Sleep(5 * time.Millisecond)
 	}
+}
+
+// moment is something that happens once, and when it did: the fault's
+// beginning or its end.
+type moment struct {
+	once sync.Once
+	done chan struct{} // closed once it happened
+	at   time.Time     // when, set before done closes
+}
+
+func newMoment() *moment { return &moment{done: make(chan struct{})} }
+
+// happen marks the moment as now; only the first call counts.
+func (m *moment) happen() {
+	m.once.Do(func() {
+		m.at = time.Now()
+		close(m.done)
+	})
+}
+
+// fileMoment is the moment path appears (never, for "").
+func fileMoment(path string) *moment {
+	m := newMoment()
+	if path != "" {
+		go func() {
+			waitFile(path)
+			m.happen()
+		}()
+	}
+	return m
 }
 
 // setNetem changes the node's egress to netem base plus extra.
@@ -401,7 +448,9 @@ type survivor struct {
 	killAt   *time.Time      // when the fault began, set before kill closes
 }
 
-func survive(as, peerIP string, names []string, faultFile, restoreFile string) error {
+// survive runs the cases; fault is when the fault began, restore when
+// it ended.
+func survive(as, peerIP string, names []string, fault, restore *moment) error {
 	// A first peer, closed at once, lets librdmacm and the runtime open
 	// what they keep for the process's life (device contexts, the
 	// poller), so that the count below sees only the connections' own.
@@ -433,10 +482,6 @@ func survive(as, peerIP string, names []string, faultFile, restoreFile string) e
 		}
 		fmt.Println("LISTENING")
 	}
-	restored := make(chan struct{})
-	if restoreFile != "" {
-		go func() { waitFile(restoreFile); close(restored) }()
-	}
 	var ss []*survivor
 	for _, name := range names {
 		tc, ok := cases[name]
@@ -458,7 +503,7 @@ func survive(as, peerIP string, names []string, faultFile, restoreFile string) e
 		if err != nil {
 			return fmt.Errorf("%s: %w", name, err)
 		}
-		s := &survivor{name: name, tc: tc, c: c, rem: rem, src: src, base: len(ss) * blocks * blockSize, restored: restored}
+		s := &survivor{name: name, tc: tc, c: c, rem: rem, src: src, base: len(ss) * blocks * blockSize, restored: restore.done}
 		if err := s.write(context.Background()); err != nil {
 			return fmt.Errorf("%s: the first write: %w", name, err)
 		}
@@ -469,22 +514,17 @@ func survive(as, peerIP string, names []string, faultFile, restoreFile string) e
 	}
 	fmt.Println("READY")
 
-	killed := make(chan time.Time, 1)
-	go func() { killed <- waitFile(faultFile) }()
 	var wg sync.WaitGroup
 	var mu sync.Mutex
-	var killAt time.Time
-	kill := make(chan struct{})
-	go func() { killAt = <-killed; close(kill) }()
 	for _, s := range ss {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			s.kill, s.killAt = kill, &killAt
-			end := s.run(kill)
-			<-kill
+			s.kill, s.killAt = fault.done, &fault.at
+			end := s.run(fault.done)
+			<-fault.done
 			mu.Lock()
-			fmt.Printf("RESULT %s ms=%d end=%s\n", s.name, end.at.Sub(killAt).Milliseconds(), end.what)
+			fmt.Printf("RESULT %s ms=%d end=%s\n", s.name, end.at.Sub(fault.at).Milliseconds(), end.what)
 			mu.Unlock()
 		}()
 	}
@@ -643,6 +683,16 @@ func (s *survivor) run(kill <-chan struct{}) ending {
 			if err == nil && ev != rpma.ConnEstablished {
 				err = fmt.Errorf("event %v: %w", ev, s.c.Broken())
 			}
+		}
+	case "during":
+		select {
+		case <-kill:
+			time.Sleep(duringDelay)
+			if err = s.write(ctx); err == nil {
+				return ending{at: time.Now(), what: "completed"}
+			}
+		case <-ctx.Done():
+			err = ctx.Err()
 		}
 	case "after-restore":
 		select {

@@ -140,12 +140,12 @@ func main() {
 	if *netemFile != "" {
 		go netemWatcher(*netemFile, *netem)
 	}
-	fault, restore := fileMoment(*faultFile), fileMoment(*restoreFile)
+	// The survivor's fault begins and ends as the host's files appear,
+	// or, when it sets its own link down and up, as it does: it knows
+	// better than the files, which 9p can show it seconds late on a
+	// loaded host.
+	fault, restore := newMoment(), newMoment()
 	if *linkFile != "" {
-		// The node that sets its own link down and up knows when the
-		// fault begins and ends; the host's files, seen over 9p, can
-		// arrive seconds late on a loaded host.
-		fault, restore = newMoment(), newMoment()
 		go watchFile(*linkFile, func(state string) {
 			if state != "up" && state != "down" {
 				fatal("-link-file: %q is neither up nor down", state)
@@ -175,6 +175,10 @@ func main() {
 	case "lend-connect":
 		err = lendConnect(*peerIP, *conns)
 	case "survive":
+		if *linkFile == "" {
+			go fault.happenOnFile(*faultFile)
+			go restore.happenOnFile(*restoreFile)
+		}
 		err = survive(*as, *peerIP, strings.Split(*list, ","), fault, restore)
 	default:
 		err = fmt.Errorf("unknown role %q", os.Args[1])
@@ -217,16 +221,12 @@ func (m *moment) happen() {
 	})
 }
 
-// fileMoment is the moment path appears (never, for "").
-func fileMoment(path string) *moment {
-	m := newMoment()
+// happenOnFile marks the moment as path appears (never, for "").
+func (m *moment) happenOnFile(path string) {
 	if path != "" {
-		go func() {
-			waitFile(path)
-			m.happen()
-		}()
+		waitFile(path)
+		m.happen()
 	}
-	return m
 }
 
 // setNetem changes the node's egress to netem base plus extra.

@@ -410,7 +410,7 @@ func linkDownCases() map[string]expect {
 		// again, so it cannot end earlier by itself; the lower bound
 		// catches a write let through while the link was down. Half the
 		// outage, not all of it: the survivor reads the host's link
-		// files over 9p, and on a loaded host it once saw one 1.6 s
+		// files over 9p, and on a loaded host it once saw such a file 1.6 s
 		// after the host made it.
 		"link-restored": {end: "completed", min: linkDownFor / 2, max: linkDownFor + 10*time.Second},
 	}

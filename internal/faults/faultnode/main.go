@@ -443,9 +443,7 @@ type survivor struct {
 	src  *mr.Local
 	base int // where its blocks are, in src and in the remote region: its own, as cases share both
 
-	restored <-chan struct{} // closed when the fault is over (verify)
-	kill     <-chan struct{} // closed when the fault began
-	killAt   *time.Time      // when the fault began, set before kill closes
+	fault, restore *moment // when the fault began, and when it was over
 }
 
 // survive runs the cases; fault is when the fault began, restore when
@@ -503,7 +501,7 @@ func survive(as, peerIP string, names []string, fault, restore *moment) error {
 		if err != nil {
 			return fmt.Errorf("%s: %w", name, err)
 		}
-		s := &survivor{name: name, tc: tc, c: c, rem: rem, src: src, base: len(ss) * blocks * blockSize, restored: restore.done}
+		s := &survivor{name: name, tc: tc, c: c, rem: rem, src: src, base: len(ss) * blocks * blockSize, fault: fault, restore: restore}
 		if err := s.write(context.Background()); err != nil {
 			return fmt.Errorf("%s: the first write: %w", name, err)
 		}
@@ -520,8 +518,7 @@ func survive(as, peerIP string, names []string, fault, restore *moment) error {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			s.kill, s.killAt = fault.done, &fault.at
-			end := s.run(fault.done)
+			end := s.run()
 			<-fault.done
 			mu.Lock()
 			fmt.Printf("RESULT %s ms=%d end=%s\n", s.name, end.at.Sub(fault.at).Milliseconds(), end.what)
@@ -641,7 +638,8 @@ type ending struct {
 }
 
 // run runs the case's activity and returns how the connection ended.
-func (s *survivor) run(kill <-chan struct{}) ending {
+func (s *survivor) run() ending {
+	kill := s.fault.done
 	deadline := func() context.Context {
 		// Bounded by the patience once the kill is seen, and by a minute
 		// before it (the test's own bound is larger).
@@ -696,7 +694,7 @@ func (s *survivor) run(kill <-chan struct{}) ending {
 		}
 	case "after-restore":
 		select {
-		case <-s.restored:
+		case <-s.restore.done:
 			if err = s.write(ctx); err == nil {
 				return ending{at: time.Now(), what: "completed"}
 			}
@@ -737,9 +735,9 @@ func (s *survivor) verify(ctx context.Context) ending {
 		}
 		last[i] = seq
 		select {
-		case <-s.kill:
+		case <-s.fault.done:
 			if faultAt.IsZero() {
-				faultAt = *s.killAt
+				faultAt = s.fault.at
 			}
 			if resumedAt.IsZero() {
 				faulty++
@@ -748,7 +746,7 @@ func (s *survivor) verify(ctx context.Context) ending {
 			free++
 		}
 		select {
-		case <-s.restored:
+		case <-s.restore.done:
 			if resumedAt.IsZero() {
 				resumedAt = time.Now()
 			}

@@ -207,14 +207,14 @@ func (t *tail) keepWhy(s string) {
 		t.inWhy = false
 		return
 	}
-	label, _, _ := strings.Cut(body, "\t")
+	label, text, _ := strings.Cut(body, "\t")
 	switch strings.TrimSpace(label) {
 	case "Error:", "Messages:":
 		t.inWhy = true
 	case "":
 		// continues the label before it, but for testify's diff,
 		// which repeats what "Error:" said
-		if _, text, _ := strings.Cut(body, "\t"); strings.TrimSpace(text) == "Diff:" {
+		if strings.TrimSpace(text) == "Diff:" {
 			t.inWhy = false
 		}
 	default: // "Error Trace:", "Test:"

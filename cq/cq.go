@@ -102,6 +102,31 @@ func (q *CQ) GetWC(wc []WC) (int, error) {
 	return q.core().GetWC(*(*[]core.WC)(unsafe.Pointer(&wc)))
 }
 
+// WaitFor waits for the completion of the operation posted with
+// opContext on q (posted signaled, rpma.CompletionAlways, or one that
+// fails) and returns it; every other completion stays queued for its
+// own caller (GetWC returns it, another WaitFor takes it). Any number of
+// goroutines may wait at once on one CQ, each for its own op context,
+// while others post, poll with GetWC or Wait: a completion goes to the
+// WaitFor of its op context, never to another caller, and it is
+// returned once. Give each outstanding operation an op context of its
+// own: WaitFor calls with one op context take its completions one each,
+// in the order they began.
+//
+// A failed completion is returned with an error matching
+// [rpma.ErrConnBroken] and [rpma.ErrCompletion] (the connection's first
+// failure as its cause). The wait ends with ctx (ctx.Err()), with the
+// end of the connection when no completion can come any more (a
+// *rpma.ConnEventError) and with the owner's Close (os.ErrClosed).
+// Unlike Wait, it also works on a CQ whose completion channel is shared.
+// Completions the caller leaves unclaimed (signaled operations nobody
+// waits for) must be drained with GetWC: the CQ keeps at most Size of
+// them.
+func (q *CQ) WaitFor(ctx context.Context, opContext uint64) (WC, error) {
+	wc, err := q.core().WaitFor(ctx, opContext)
+	return WC(wc), err
+}
+
 // Resize resizes the CQ to at least n entries (ibv_resize_cq); Size then
 // reports what the provider granted (rxe rounds up: 10 becomes 15, 100
 // becomes 127). n must be at least 1 and within the device's max_cqe,

@@ -177,8 +177,10 @@ func TestIntegrationConnectRejected(t *testing.T) {
 }
 
 // TestIntegrationWaitFor: WaitFor returns the completion of its op
-// context; another's success, or any failure, is an error (the failure a
-// *rpma.WCError); nothing outstanding ends with the context, within its
+// context and nothing else: another op context's completion is left for
+// its owner (WaitFor used to fail on it, which let one goroutine's wait
+// consume another's completion); a failure of its own is a
+// *rpma.WCError; nothing outstanding ends with the context, within its
 // deadline.
 func TestIntegrationWaitFor(t *testing.T) {
 	p, ip := fixture.Peer(t)
@@ -195,12 +197,15 @@ func TestIntegrationWaitFor(t *testing.T) {
 	require.Equal(t, rpma.WCRDMAWrite, wc.Opcode)
 
 	require.NoError(t, client.Write(dst, 0, local, 0, 8, rpma.CompletionAlways, 6))
-	wc, err = session.WaitFor(ctx, client.CQ(), 5)
-	require.Error(t, err, "op context 6 is not 5")
-	require.Contains(t, err.Error(), "op context 6")
+	short, cancel := context.WithTimeout(ctx, 300*time.Millisecond)
+	_, err = session.WaitFor(short, client.CQ(), 5)
+	cancel()
+	require.ErrorIs(t, err, context.DeadlineExceeded, "op context 6's completion is not 5's")
+	wc, err = session.WaitFor(ctx, client.CQ(), 6)
+	require.NoError(t, err, "6's completion stayed for its owner")
 	require.Equal(t, uint64(6), wc.OpContext)
 
-	short, cancel := context.WithTimeout(ctx, 300*time.Millisecond)
+	short, cancel = context.WithTimeout(ctx, 300*time.Millisecond)
 	start := time.Now()
 	_, err = session.WaitFor(short, client.CQ(), 9)
 	cancel()

@@ -2,7 +2,6 @@ package session
 
 import (
 	"context"
-	"errors"
 	"fmt"
 
 	"github.com/gorpma/rpma/conn"
@@ -133,58 +132,53 @@ func establish(ctx context.Context, op string, req *conn.ConnReq, pdata []byte) 
 }
 
 // WaitFor returns the completion of the operation posted with opContext
-// on q (signaled: rpma.CompletionAlways), polling q and waiting on it in
-// turn (cq.CQ.GetWC, cq.CQ.Wait) until it comes or ctx ends. A failed
-// completion is returned with its error (a *rpma.WCError, matching
-// rpma.ErrCompletion), whichever operation it belongs to, since the
-// connection is broken then; a successful completion of another op
-// context is an error too: WaitFor is for one signaled operation
-// outstanding on q at a time (with more, poll GetWC yourself). The wait
-// ends with the connection (a *rpma.ConnEventError) and with ctx
-// (ctx.Err()). With a shared completion channel, q.Wait is refused
-// (rpma.ErrSharedChannel).
+// on q (signaled: rpma.CompletionAlways), waiting with ctx until it
+// comes (cq.CQ.WaitFor). It takes only that completion: the completions
+// of other op contexts stay queued for their own callers, so goroutines
+// that share a connection may each wait for their own operations, with
+// op contexts of their own. A failed completion is returned with an
+// error matching rpma.ErrConnBroken and rpma.ErrCompletion (a
+// *rpma.WCError). The wait ends with the connection (a
+// *rpma.ConnEventError) and with ctx (ctx.Err()).
 func WaitFor(ctx context.Context, q *cq.CQ, opContext uint64) (cq.WC, error) {
-	var wc [1]cq.WC
-	for {
-		n, err := q.GetWC(wc[:])
-		switch {
-		case n == 1 && wc[0].Status != rpma.WCSuccess:
-			return wc[0], fmt.Errorf("session: op context %d: %w", wc[0].OpContext, wc[0].Err())
-		case n == 1 && wc[0].OpContext != opContext:
-			return wc[0], fmt.Errorf("session: a completion of op context %d (%s) while waiting for %d", wc[0].OpContext, wc[0].Opcode, opContext)
-		case n == 1:
-			return wc[0], nil
-		case !errors.Is(err, rpma.ErrNoCompletion):
-			return cq.WC{}, fmt.Errorf("session: %w", err)
+	wc, err := q.WaitFor(ctx, opContext)
+	if err != nil {
+		if wc.Status != rpma.WCSuccess {
+			return wc, fmt.Errorf("session: op context %d: %w", opContext, err)
 		}
-		if err := q.Wait(ctx); err != nil {
-			return cq.WC{}, fmt.Errorf("session: waiting for op context %d: %w", opContext, err)
-		}
+		return wc, fmt.Errorf("session: waiting for op context %d: %w", opContext, err)
 	}
+	return wc, nil
 }
 
-// PersistOpContext is the op context WriteAndPersist posts its flush with.
+// PersistOpContext was the op context WriteAndPersist posted its flush
+// with.
+//
+// Deprecated: WriteAndPersist's completions are its own now
+// (conn.Conn.WriteAndFlushWait) and carry no op context of the caller's;
+// nothing uses this value.
 const PersistOpContext = ^uint64(0) - 1
 
 // WriteAndPersist writes n bytes of src at srcOff to dst at dstOff and
-// makes them durable: one write and a flush of type rpma.FlushPersistent
-// (conn.Conn.WriteAndFlush, signaled with [PersistOpContext]), then
-// [WaitFor] its completion on c's CQ. When it returns nil the bytes are
-// in the other side's persistence domain.
+// makes them durable: one write and a flush of type rpma.FlushPersistent,
+// posted as one chain, and it waits for that flush's completion
+// (conn.Conn.WriteAndFlushWait). When it returns nil the bytes are in
+// the other side's persistence domain. It is safe for concurrent use:
+// goroutines that share c each return on their own write's completion,
+// and a full send queue makes a call wait for room (with ctx).
 //
 // Persistence is never weakened: when the other side did not declare
 // direct write to persistent memory (the peer configuration Connect
 // applied) or dst lacks mr.UsageFlushPersistent, it returns an error
 // matching rpma.ErrNotSupported before posting anything; use
-// conn.Conn.WriteAndFlush with rpma.FlushVisibility for memory that is
-// not persistent.
+// conn.Conn.WriteAndFlushWait with rpma.FlushVisibility for memory that
+// is not persistent. When ctx ends after the post, the error matches
+// ctx.Err() and the write's outcome is unknown.
 func WriteAndPersist(ctx context.Context, c *conn.Conn, dst *mr.Remote, dstOff int, src *mr.Local, srcOff, n int) error {
-	err := c.WriteAndFlush(dst, dstOff, src, srcOff, n, rpma.FlushPersistent, rpma.CompletionAlways, PersistOpContext)
-	if err != nil {
+	if err := c.WriteAndFlushWait(ctx, dst, dstOff, src, srcOff, n, rpma.FlushPersistent); err != nil {
 		return fmt.Errorf("session: write and persist: %w", err)
 	}
-	_, err = WaitFor(ctx, c.CQ(), PersistOpContext)
-	return err
+	return nil
 }
 
 // Hangup ends the connection from this side: Disconnect, then wait for

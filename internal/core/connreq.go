@@ -130,6 +130,10 @@ func createQueues(op string, p *Peer, id *ibv.CMID, prm *ConnParams, ev *connEve
 	}
 	if q.shared != nil {
 		q.shared.cq, q.shared.rcq = q.cq, q.rcq
+		q.cq.sc = q.shared
+		if q.rcq != nil {
+			q.rcq.sc = q.shared
+		}
 	}
 	q.cq.maxCQE = p.attr.MaxCQE
 	if q.rcq != nil {

@@ -88,6 +88,13 @@ type CQ struct {
 
 	wres error // the outcome of the parked wait's attempt (try)
 
+	// Claims (claim.go): the open op-context claims, oldest first, and
+	// the free list; sc is the connection's shared channel, nil when the
+	// CQ has its own.
+	claims     []*opClaim
+	freeClaims *opClaim
+	sc         *sharedChannel
+
 	// Reaping (see reapRoom): consecutive posts whose reap found nothing
 	// or that did not reap.
 	reapIdle uint64
@@ -341,6 +348,17 @@ func (q *CQ) tryOnce(op string) (bool, error) {
 // sleeps, and runs tryOnce only when one is ready (quieter). The caller
 // holds the turn.
 func (q *CQ) tryEvent(op string) (bool, error) {
+	if got, err := q.readOwnEvent(op); got {
+		return true, err
+	}
+	return q.pending(), nil
+}
+
+// readOwnEvent reads a pending event of the CQ's own channel,
+// acknowledged and re-armed, and reports whether there was one (or a
+// failure to read it). The caller holds the turn and records the
+// arrival.
+func (q *CQ) readOwnEvent(op string) (bool, error) {
 	ref, err := q.ch.GetCQEventRearm()
 	switch {
 	case err == nil:
@@ -351,7 +369,7 @@ func (q *CQ) tryEvent(op string) (bool, error) {
 	case !isAgain(err):
 		return true, cqEventError(op, err)
 	}
-	return q.pending(), nil
+	return false, nil
 }
 
 // cqEventError maps a failure of GetCQEventRearm: reading the event
@@ -444,25 +462,28 @@ func (q *CQ) poll(op string) error {
 // accept translates the got completions just polled into the stash after
 // its n, keeping the caller's (dl held), and returns how many it kept.
 func (q *CQ) accept(got int) int {
+	from := q.n
 	if got == 1 { // a busy poller's usual case: no loop
 		if !q.translate(&q.stash[q.n]) {
 			return 0
 		}
 		q.n++
-		return 1
-	}
-	k := q.n
-	for i := q.n; i < q.n+got; i++ {
-		if q.translate(&q.stash[i]) {
-			if k != i {
-				q.stash[k] = q.stash[i]
+	} else {
+		k := q.n
+		for i := q.n; i < q.n+got; i++ {
+			if q.translate(&q.stash[i]) {
+				if k != i {
+					q.stash[k] = q.stash[i]
+				}
+				k++
 			}
-			k++
 		}
+		q.n = k
 	}
-	kept := k - q.n
-	q.n = k
-	return kept
+	if len(q.claims) != 0 {
+		q.deliverCtx(from)
+	}
+	return q.n - from
 }
 
 // Reaping: a post polls its CQ in the same crossing (ibv.Reap). Where
@@ -569,6 +590,13 @@ func (q *CQ) translate(w *WC) bool {
 		w.OpContext, user = sl.ctx, sl.user
 		if !ok {
 			q.sq.qp.breakWith(w.Err())
+		}
+		if sl.claimed {
+			if sl.claim != nil {
+				q.sq.ring[id&q.sq.mask].claim = nil
+				q.deliverSlot(sl.claim, w)
+			}
+			return false
 		}
 		if sl.own {
 			q.sq.ownDone = id&wrSeqMask + 1

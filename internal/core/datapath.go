@@ -321,13 +321,21 @@ func (c *Conn) WriteAndFlush(dst *RemoteMR, dstOff int, src *MR, srcOff, n int, 
 	if err != nil {
 		return err
 	}
-	sq, cq, qp := c.q.sq, c.q.cq, c.q.qp
-	s, err := sq.reserve(2)
+	s, err := c.q.sq.reserve(2)
 	if err != nil {
 		d.mu.Unlock()
 		return err
 	}
-	user := signaled(flags)
+	err = c.postWriteFlush(s, dst, dstOff, src, srcOff, n, typ, signaled(flags), ctx, nil)
+	d.unlockAfterCrossing()
+	return err
+}
+
+// postWriteFlush posts the chain of WriteAndFlush on the two send-queue
+// slots from s, reserved (the data lock held). With a claim (claim.go)
+// both slots are claimed and the flush's completion is the claim's.
+func (c *Conn) postWriteFlush(s uint64, dst *RemoteMR, dstOff int, src *MR, srcOff, n int, typ rpma.FlushType, user bool, ctx uint64, cl *opClaim) error {
+	sq, cq, qp := c.q.sq, c.q.cq, c.q.qp
 	saved := sq.unsignaled
 	var f1, f2 uint32
 	if sq.signal(false) {
@@ -339,6 +347,10 @@ func (c *Conn) WriteAndFlush(dst *RemoteMR, dstOff int, src *MR, srcOff, n int, 
 	}
 	sq.set(s, ctx, false)
 	sq.set(s+1, ctx, user)
+	if cl != nil {
+		sq.claim(s, nil)
+		sq.claim(s+1, cl)
+	}
 	laddr, lkey := src.at(srcOff)
 	raddr, rkey := dst.at(dstOff)
 	r := cq.reap()
@@ -367,10 +379,9 @@ func (c *Conn) WriteAndFlush(dst *RemoteMR, dstOff int, src *MR, srcOff, n int, 
 	}
 	cq.reaped(reaped)
 	if errno != 0 {
-		err = postError(postCall(c.nativeFlush), errno, qp, c.q.state)
+		return postError(postCall(c.nativeFlush), errno, qp, c.q.state)
 	}
-	d.unlockAfterCrossing()
-	return err
+	return nil
 }
 
 func (c *Conn) checkWriteAndFlush(op string, dst *RemoteMR, dstOff int, src *MR, srcOff, n int, typ rpma.FlushType, flags rpma.CompletionFlags) error {

@@ -108,6 +108,11 @@ type wrSlot struct {
 	user  bool   // the caller asked for a completion on success
 	probe bool   // the liveness probe's (never the caller's, even failed)
 	own   bool   // the library's own request, e.g. a grant's bind (never the caller's)
+	// A request posted for a caller that waits for it (claim.go): its
+	// completion goes to claim, never to the stash; a claimed slot
+	// without a claim (the write before a claimed flush) is absorbed.
+	claimed bool
+	claim   *opClaim
 }
 
 // workQueue accounts for the send or the receive queue of one QP, under
@@ -241,6 +246,14 @@ func (q *workQueue) signal(user bool) bool {
 // set records the request with sequence number s.
 func (q *workQueue) set(s uint64, ctx uint64, user bool) {
 	q.ring[s&q.mask] = wrSlot{ctx: ctx, user: user}
+}
+
+// claim marks the request with sequence number s, just set, as posted
+// for a waiting caller: its completion goes to cl, or is absorbed when cl
+// is nil (claim.go).
+func (q *workQueue) claim(s uint64, cl *opClaim) {
+	sl := &q.ring[s&q.mask]
+	sl.claimed, sl.claim = true, cl
 }
 
 // rollback undoes the reservation of the n requests from s after a

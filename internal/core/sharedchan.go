@@ -158,6 +158,19 @@ func (s *sharedChannel) tryOnce(op string) (*CQ, bool, error) {
 // tryEvent is tryOnce without the check of the connection's end: the
 // fast path of a wait, as CQ.tryEvent. The caller holds the turn.
 func (s *sharedChannel) tryEvent(op string) (*CQ, bool, error) {
+	if q, got, err := s.readEvent(op); got {
+		return q, true, err
+	}
+	if q := s.pending(); q != nil {
+		return q, true, nil
+	}
+	return nil, false, nil
+}
+
+// readEvent reads a pending event of the channel, acknowledged and
+// re-armed, records its arrival and returns its CQ; it reports false when
+// none is pending. The caller holds the turn.
+func (s *sharedChannel) readEvent(op string) (*CQ, bool, error) {
 	ref, err := s.ch.GetCQEventRearm()
 	switch {
 	case err == nil || !isAgain(err):
@@ -175,9 +188,6 @@ func (s *sharedChannel) tryEvent(op string) (*CQ, bool, error) {
 			return q, true, cqEventError(op, err)
 		}
 		s.w.arrived(src)
-		return q, true, nil
-	}
-	if q := s.pending(); q != nil {
 		return q, true, nil
 	}
 	return nil, false, nil

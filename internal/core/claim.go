@@ -1,0 +1,384 @@
+package core
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/gorpma/rpma/rpma"
+)
+
+// Claims: completions that go to one waiting caller only.
+//
+// The mirror hands a CQ's completions to whoever polls first (GetWC), so
+// two goroutines waiting on one CQ can take each other's. A claim binds
+// one completion to one waiting call instead, whoever polls it:
+//
+//   - a request claim rides in the queue slot of a request the library
+//     posts for a caller that waits for it (Conn.WriteAndFlushWait): the
+//     completion that retires that slot is the claim's, and the
+//     completions of the request's other slots (the write before a
+//     flush) are absorbed;
+//   - an op-context claim (CQ.WaitFor) takes the first completion
+//     carrying its op context: one already in the stash when the claim
+//     opens, else the first polled after.
+//
+// A claimed completion never reaches the stash, so GetWC never returns
+// it. Claims live under the CQ's data lock and are reused through a free
+// list. A claim whose caller stopped waiting (its context ended, the
+// connection closed) is abandoned: a request claim stays with its slot
+// until the completion comes and then goes back to the free list, so the
+// completion is never delivered to a later claim.
+//
+// Waiting: a claim waits on the CQ's waiter (its own channel's, or the
+// connection's shared channel's) as a broadcast waiter, and is its own
+// tryer while it holds the turn. Every completion raises an event (the
+// CQ is armed whenever no event is pending), so whoever polls a claimed
+// completion, the owner wakes: the holder of the turn reads the event
+// and wakes the others, who then look at their claims.
+type opClaim struct {
+	q         *CQ
+	ctx       uint64 // op-context claims: the op context; request claims: what the completion reports
+	done      bool   // wc holds the claimed completion
+	abandoned bool   // nobody waits for it any more
+	byCtx     bool   // an op-context claim
+	wc        WC
+	need      uint64 // while waiting for room: the send-queue slots wanted
+	op        string // the waiting call, for errors
+	werr      error  // the outcome of the holder's attempt (try)
+	next      *opClaim
+
+	// Prebuilt for the wait's end check, so that a wait allocates nothing.
+	settleFn func() bool
+	flushFn  func(error) bool
+}
+
+// newClaim returns a fresh claim for a caller of q (dl held).
+func (q *CQ) newClaim(op string) *opClaim {
+	cl := q.freeClaims
+	if cl == nil {
+		cl = &opClaim{q: q}
+		cl.settleFn = cl.settle
+		cl.flushFn = q.flushDue
+		if q.sc != nil {
+			cl.flushFn = q.sc.flushDue
+		}
+	} else {
+		q.freeClaims = cl.next
+		cl.next = nil
+	}
+	cl.op = op
+	return cl
+}
+
+// freeClaim puts cl back on the free list (dl held).
+func (q *CQ) freeClaim(cl *opClaim) {
+	*cl = opClaim{q: cl.q, settleFn: cl.settleFn, flushFn: cl.flushFn, next: q.freeClaims}
+	q.freeClaims = cl
+}
+
+// openCtxClaim opens an op-context claim for ctx (dl held): the first
+// completion with ctx in the stash is its at once, else it waits among
+// q.claims for the first one polled.
+func (q *CQ) openCtxClaim(op string, ctx uint64) *opClaim {
+	cl := q.newClaim(op)
+	cl.ctx, cl.byCtx = ctx, true
+	for i := 0; i < q.n; i++ {
+		if q.stash[i].OpContext == ctx {
+			cl.wc, cl.done = q.stash[i], true
+			q.n = i + copy(q.stash[i:], q.stash[i+1:q.n])
+			return cl
+		}
+	}
+	q.claims = append(q.claims, cl)
+	return cl
+}
+
+// deliverCtx hands the completions in the stash from index from on that
+// open op-context claims wait for to those claims, oldest claim first,
+// and removes them from the stash (dl held). It returns how many it
+// delivered.
+func (q *CQ) deliverCtx(from int) int {
+	delivered := 0
+	k := from
+	for i := from; i < q.n; i++ {
+		if cl := q.takeCtxClaim(q.stash[i].OpContext); cl != nil {
+			cl.wc, cl.done = q.stash[i], true
+			delivered++
+			continue
+		}
+		if k != i {
+			q.stash[k] = q.stash[i]
+		}
+		k++
+	}
+	q.n = k
+	return delivered
+}
+
+// takeCtxClaim removes and returns the oldest open claim for ctx, nil if
+// none (dl held).
+func (q *CQ) takeCtxClaim(ctx uint64) *opClaim {
+	for j, cl := range q.claims {
+		if cl.ctx == ctx {
+			q.dropCtxClaim(j)
+			return cl
+		}
+	}
+	return nil
+}
+
+// dropCtxClaim removes q.claims[j] (dl held).
+func (q *CQ) dropCtxClaim(j int) {
+	last := len(q.claims) - 1
+	copy(q.claims[j:], q.claims[j+1:])
+	q.claims[last] = nil
+	q.claims = q.claims[:last]
+}
+
+// deliverSlot gives w, the completion of a claimed request, to its claim
+// (dl held), or frees an abandoned claim.
+func (q *CQ) deliverSlot(cl *opClaim, w *WC) {
+	if cl.abandoned {
+		q.freeClaim(cl)
+		return
+	}
+	cl.wc = *w
+	cl.wc.OpContext = cl.ctx
+	cl.done = true
+}
+
+// closeClaim ends the caller's interest in cl (dl held): a claim that is
+// done or still waiting among the op-context claims goes back to the
+// free list; a request claim still outstanding is abandoned, and freed
+// when its completion comes.
+func (q *CQ) closeClaim(cl *opClaim) {
+	switch {
+	case cl.done:
+		q.freeClaim(cl)
+	case cl.byCtx:
+		for j, c := range q.claims {
+			if c == cl {
+				q.dropCtxClaim(j)
+				break
+			}
+		}
+		q.freeClaim(cl)
+	case cl.need > 0: // a wait for room: nothing posted yet
+		q.freeClaim(cl)
+	default:
+		cl.abandoned = true
+	}
+}
+
+// settle polls q (which delivers claimed completions) and reports whether
+// cl's wait is over: its completion came or, while it waits for room, the
+// room is there.
+func (cl *opClaim) settle() bool {
+	q := cl.q
+	q.dl.mu.Lock()
+	defer q.dl.mu.Unlock()
+	if q.dl.closed {
+		return cl.done
+	}
+	if cl.need > 0 {
+		if q.sq.room(cl.need) == nil {
+			return true
+		}
+		q.pollIntoStash("cq_wait")
+		return q.sq.room(cl.need) == nil
+	}
+	if !cl.done {
+		q.pollIntoStash("cq_wait")
+	}
+	return cl.done
+}
+
+// ready reports whether cl's wait is over without polling.
+func (cl *opClaim) ready() bool {
+	q := cl.q
+	q.dl.mu.Lock()
+	defer q.dl.mu.Unlock()
+	if cl.need > 0 {
+		return q.sq.room(cl.need) == nil
+	}
+	return cl.done
+}
+
+// try makes a claim the tryer of its waits while it holds the turn: the
+// wait is over when an event was read (the loop in awaitClaim then
+// settles the claim), when the claim is done (another goroutine's poll
+// delivered it), or when the connection has ended and nothing more will
+// come (werr then says how).
+func (cl *opClaim) try() bool {
+	q := cl.q
+	if got, err := q.readEvent(cl.op); got {
+		cl.werr = err
+		return true
+	}
+	if cl.ready() {
+		cl.werr = nil
+		return true
+	}
+	done, err := q.ev.ended(cl.settleFn, cl.flushFn)
+	if done {
+		cl.werr = err
+	}
+	return done
+}
+
+func (cl *opClaim) result() tryResult { return tryResult{q: cl.q, err: cl.werr} }
+
+// quiet makes a claim a quieter: besides an fd's readiness, only a
+// delivery by another goroutine's poll ends its wait.
+func (cl *opClaim) quiet() bool { return !cl.ready() }
+
+// claimWaiter returns the waiter q's waits park on: its own channel's, or
+// the connection's shared one's.
+func (q *CQ) claimWaiter() *waiter {
+	if q.sc != nil {
+		return q.sc.w
+	}
+	return q.w
+}
+
+// readEvent reads one pending event of the channel q waits on,
+// acknowledged and re-armed, and records its arrival; it reports false
+// when none is pending. The caller holds the turn.
+func (q *CQ) readEvent(op string) (bool, error) {
+	if q.sc != nil {
+		_, got, err := q.sc.readEvent(op)
+		return got, err
+	}
+	got, err := q.readOwnEvent(op)
+	if got && err == nil {
+		q.w.arrived(0)
+	}
+	return got, err
+}
+
+// awaitClaim waits until cl's wait is over (see settle) and returns,
+// for a completion, the claimed completion; the caller has entered q.
+// On any error cl is closed (abandoned while its request is
+// outstanding), and the caller must not use it again; on success of a
+// completion wait cl is freed too, and for a room wait it is left to
+// the caller.
+func (q *CQ) awaitClaim(ctx context.Context, cl *opClaim) (WC, error) {
+	w := q.claimWaiter()
+	for {
+		e := w.epochNow()
+		if cl.settle() {
+			break
+		}
+		res, err := w.wait(ctx, true, e, cl)
+		if err == nil && res.err != nil && cl.settle() {
+			break // the connection ended, but the completion had come
+		}
+		if err == nil {
+			err = res.err
+		} else {
+			err = waitError(cl.op, "connection", "the completion", err)
+		}
+		if err != nil {
+			posted := cl.need == 0 && !cl.byCtx
+			q.dl.mu.Lock()
+			q.closeClaim(cl)
+			q.dl.mu.Unlock()
+			return WC{}, claimWaitError(err, posted)
+		}
+		q.dl.blocked()
+	}
+	if cl.need > 0 {
+		return WC{}, nil
+	}
+	q.dl.mu.Lock()
+	wc := cl.wc
+	q.closeClaim(cl)
+	st := q.qpState()
+	q.dl.mu.Unlock()
+	if wc.Status != rpma.WCSuccess {
+		return wc, failedOpError(&wc, st)
+	}
+	return wc, nil
+}
+
+// claimWaitError says of a wait for an operation's completion that ended
+// by its context that the operation's outcome is unknown.
+func claimWaitError(err error, posted bool) error {
+	if posted && (err == context.Canceled || err == context.DeadlineExceeded) {
+		return &unknownOutcomeError{err: err}
+	}
+	return err
+}
+
+// unknownOutcomeError ends a wait for a posted operation whose context
+// ended first: the operation may still complete, or have completed.
+type unknownOutcomeError struct{ err error }
+
+func (e *unknownOutcomeError) Error() string {
+	return "the operation was posted; its outcome is unknown (it may still complete): " + e.err.Error()
+}
+
+func (e *unknownOutcomeError) Unwrap() error { return e.err }
+
+// qpState returns the state of the QP whose requests complete on q, nil
+// for an SRQ's receive CQ (dl held).
+func (q *CQ) qpState() *qpState {
+	switch {
+	case q.sq != nil:
+		return q.sq.qp
+	case q.rq != nil:
+		return q.rq.qp
+	}
+	return nil
+}
+
+// failedOpError is the error of an operation whose completion failed:
+// the connection is broken then (it matches rpma.ErrConnBroken, with the
+// first failure as its cause) and the operation's own failure (a
+// *rpma.WCError matching rpma.ErrCompletion) is kept when it is not that
+// first failure (a flushed request after another one failed).
+func failedOpError(wc *WC, st *qpState) error {
+	own := wc.Err()
+	if st == nil {
+		return own
+	}
+	broken := st.broken.Load()
+	if broken == nil {
+		return own
+	}
+	if first, ok := broken.cause.(*rpma.WCError); ok && first.WRID == wc.OpContext && first.Status == wc.Status {
+		return broken
+	}
+	return fmt.Errorf("%w (this operation: %w)", broken, own)
+}
+
+// WaitFor waits for the completion of the operation posted with opContext
+// on q (signaled), leaving every other completion to its own caller:
+// those it polls stay in the stash for GetWC, and it never takes one
+// that another WaitFor or a request of the per-operation calls claimed.
+// Concurrent WaitFor calls with one op context each take one completion,
+// in the order they began. A failed completion is returned with an error
+// matching rpma.ErrConnBroken and rpma.ErrCompletion. The wait ends with
+// ctx (ctx.Err()), with the connection (a *rpma.ConnEventError once no
+// completion can come) and with Close (os.ErrClosed).
+func (q *CQ) WaitFor(ctx context.Context, opContext uint64) (WC, error) {
+	const op = "cq_wait_for"
+	switch {
+	case q == nil:
+		return WC{}, errNil(op, "CQ")
+	case ctx == nil:
+		return WC{}, errNil(op, "context")
+	}
+	if !q.enter() {
+		return WC{}, errClosed(op, "CQ")
+	}
+	defer q.exit()
+	q.dl.mu.Lock()
+	if q.dl.closed {
+		q.dl.mu.Unlock()
+		return WC{}, errClosed(op, "CQ")
+	}
+	cl := q.openCtxClaim(op, opContext)
+	q.dl.mu.Unlock()
+	return q.awaitClaim(ctx, cl)
+}

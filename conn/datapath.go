@@ -135,32 +135,6 @@ func (c *Conn) WriteAndFlush(dst *mr.Remote, dstOff int, src *mr.Local, srcOff, 
 	return c.core().WriteAndFlush(remote(dst), dstOff, local(src), srcOff, n, typ, flags, opContext)
 }
 
-// WriteAndFlushWait writes n bytes of src at srcOff to dst at dstOff,
-// flushes them (typ: rpma.FlushPersistent or rpma.FlushVisibility, with
-// the requirements of [Conn.Flush]) and returns once that flush has
-// completed: when it returns nil the bytes are durable (or visible) on
-// the other side. It is the chain of [Conn.WriteAndFlush], posted for
-// this call alone: any number of goroutines may call it at once on one
-// connection, and each returns on its own operation's completion, never
-// on another's, whatever else is posted or polled on the connection
-// (mirror calls, GetWC and Wait included). Its completion never reaches
-// [cq.CQ.GetWC].
-//
-// A full send queue or CQ makes it wait for room, with ctx, instead of
-// failing with rpma.ErrQueueFull. Bad arguments are refused before
-// anything is posted, as for WriteAndFlush. When ctx ends after the
-// post, the error matches ctx.Err() and says that the outcome is
-// unknown: the write may still land. src must not be changed until the
-// call returns nil; after an error other than an argument error, until
-// the connection is closed. A failed completion returns an error
-// matching [rpma.ErrConnBroken] (with the first failure of the
-// connection as its cause, a *rpma.WCError); the end of the connection
-// a *rpma.ConnEventError, which matches it too; Close an error matching
-// os.ErrClosed.
-func (c *Conn) WriteAndFlushWait(ctx context.Context, dst *mr.Remote, dstOff int, src *mr.Local, srcOff, n int, typ rpma.FlushType) error {
-	return c.core().WriteAndFlushWait(ctx, remote(dst), dstOff, local(src), srcOff, n, typ)
-}
-
 // Send mirrors rpma_send: it sends n bytes of src at off (mr.UsageSend)
 // to a receive posted on the other side. nil src with off and n 0 sends
 // an empty message.

@@ -71,6 +71,54 @@
 // scheduler that wakes no other thread) once every few milliseconds, so
 // that Go's runtime never has to preempt it (package cq, "Busy polling").
 //
+// # Many goroutines, one connection
+//
+// The mirror's calls post and leave the completion to whoever polls the
+// CQ first. The per-operation calls post one operation and return once
+// that operation has completed: [Conn.WriteWait], [Conn.ReadWait],
+// [Conn.FlushWait], [Conn.WriteAndFlushWait] (durable on return with
+// rpma.FlushPersistent), [Conn.AtomicWriteWait],
+// [Conn.CompareAndSwapWait] and [Conn.FetchAndAddWait] (they return the
+// old value), [Conn.WriteWithImmWait], [Conn.SendWait],
+// [Conn.SendWithImmWait] and [Conn.RecvWait] (the next message). Any
+// number of goroutines may call them at once on one connection:
+//
+//	go func() { err := c.WriteAndFlushWait(ctx, dst, 0, src, 0, 64, rpma.FlushPersistent) }()
+//	go func() { err := c.WriteAndFlushWait(ctx, dst, 4096, src, 4096, 64, rpma.FlushPersistent) }()
+//
+// Their contract:
+//   - each call returns on its own operation's completion, never on
+//     another's, whatever other goroutines post, poll (GetWC) or wait for
+//     on the connection; their completions never reach GetWC, and no
+//     completion is delivered twice;
+//   - a full send queue, receive queue or CQ makes the call wait for room
+//     with its ctx; the mirror's posts keep returning rpma.ErrQueueFull;
+//   - bad arguments are refused before anything is posted, with the
+//     mirror call's errors;
+//   - when ctx ends after the post, the error matches ctx.Err() and says
+//     that the outcome is unknown: the operation may still complete. The
+//     memory it reads or writes belongs to the device until the
+//     connection is closed then;
+//   - a failed completion returns an error matching [rpma.ErrConnBroken]
+//     whose cause is the connection's first failure (a *rpma.WCError,
+//     matching rpma.ErrCompletion), and so do the calls whose operations
+//     were flushed after it; posts after that fail with the same error
+//     at once. When the connection ends (CLOSED, LOST) the pending calls
+//     return a *rpma.ConnEventError, which matches rpma.ErrConnBroken
+//     too. Close ends every pending call at once with an error matching
+//     os.ErrClosed;
+//   - the source buffer of a write or send may be reused once the call
+//     returned nil.
+//
+// They share the connection with the mirror's calls: a program may use
+// both. The per-operation calls take send-queue and CQ slots like any
+// post, and wait for completions on the connection's CQ like
+// cq.CQ.Wait; the completions of the mirror's signaled operations stay
+// queued for GetWC (or cq.CQ.WaitFor, which waits for one op context's
+// completion and leaves the rest), and the CQ holds at most its size of
+// them, so drain them. Each call waits for its own completion, so one
+// goroutine keeps one operation in flight; more goroutines keep more.
+//
 // # Queue accounting
 //
 // The library counts the work requests each queue holds, from the post

@@ -20,22 +20,22 @@ const atomicSize = 8
 // and, if equal, replaces it with swap; the word's old value lands at
 // resultOff of result.
 func (c *Conn) CompareAndSwap(dst *RemoteMR, dstOff int, result *MR, resultOff int, compare, swap uint64, flags rpma.CompletionFlags, ctx uint64) error {
-	return c.remoteAtomic("compare_and_swap", ibv.OpAtomicCmpAndSwp, dst, dstOff, result, resultOff, compare, swap, flags, ctx)
+	return c.remoteAtomic("compare_and_swap", ibv.OpAtomicCmpAndSwp, dst, dstOff, result, resultOff, compare, swap, flags, ctx, nil)
 }
 
 // FetchAndAdd adds add to the 8-byte word at dstOff of dst; the word's old
 // value lands at resultOff of result.
 func (c *Conn) FetchAndAdd(dst *RemoteMR, dstOff int, result *MR, resultOff int, add uint64, flags rpma.CompletionFlags, ctx uint64) error {
-	return c.remoteAtomic("fetch_and_add", ibv.OpAtomicFetchAdd, dst, dstOff, result, resultOff, add, 0, flags, ctx)
+	return c.remoteAtomic("fetch_and_add", ibv.OpAtomicFetchAdd, dst, dstOff, result, resultOff, add, 0, flags, ctx, nil)
 }
 
-func (c *Conn) remoteAtomic(op string, aop ibv.SendOp, dst *RemoteMR, dstOff int, result *MR, resultOff int, compareAdd, swap uint64, flags rpma.CompletionFlags, ctx uint64) error {
+func (c *Conn) remoteAtomic(op string, aop ibv.SendOp, dst *RemoteMR, dstOff int, result *MR, resultOff int, compareAdd, swap uint64, flags rpma.CompletionFlags, ctx uint64, cl *opClaim) error {
 	if err := c.checkRemoteAtomic(op, dst, dstOff, result, resultOff, flags); err != nil {
 		return err
 	}
 	laddr, lkey := result.at(resultOff)
 	raddr, rkey := dst.at(dstOff)
-	return c.postSend(op, postRemoteAtomic, signaled(flags), ctx, &sendArgs{op: aop, laddr: laddr, lkey: lkey, raddr: raddr, rkey: rkey, value: compareAdd, swap: swap})
+	return c.postSend(op, postRemoteAtomic, signaled(flags), ctx, &sendArgs{op: aop, laddr: laddr, lkey: lkey, raddr: raddr, rkey: rkey, value: compareAdd, swap: swap}, cl)
 }
 
 // checkRemoteAtomic checks everything a remote atomic needs before it is

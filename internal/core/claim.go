@@ -3,6 +3,7 @@ package core
 import (
 	"context"
 	"fmt"
+	"sync"
 
 	"github.com/gorpma/rpma/rpma"
 )
@@ -14,27 +15,37 @@ import (
 // one completion to one waiting call instead, whoever polls it:
 //
 //   - a request claim rides in the queue slot of a request the library
-//     posts for a caller that waits for it (Conn.WriteAndFlushWait): the
-//     completion that retires that slot is the claim's, and the
-//     completions of the request's other slots (the write before a
-//     flush) are absorbed;
+//     posts for a caller that waits for it (the per-operation calls,
+//     opwait.go): the completion that retires that slot is the claim's,
+//     and the completions of the request's other slots (the write before
+//     a flush) are absorbed;
 //   - an op-context claim (CQ.WaitFor) takes the first completion
 //     carrying its op context: one already in the stash when the claim
 //     opens, else the first polled after.
 //
 // A claimed completion never reaches the stash, so GetWC never returns
-// it. Claims live under the CQ's data lock and are reused through a free
-// list. A claim whose caller stopped waiting (its context ended, the
+// it. Claims live under the CQ's data lock and are reused through a
+// pool. A claim whose caller stopped waiting (its context ended, the
 // connection closed) is abandoned: a request claim stays with its slot
-// until the completion comes and then goes back to the free list, so the
+// until the completion comes and then goes back to the pool, so the
 // completion is never delivered to a later claim.
 //
-// Waiting: a claim waits on the CQ's waiter (its own channel's, or the
-// connection's shared channel's) as a broadcast waiter, and is its own
-// tryer while it holds the turn. Every completion raises an event (the
-// CQ is armed whenever no event is pending), so whoever polls a claimed
-// completion, the owner wakes: the holder of the turn reads the event
-// and wakes the others, who then look at their claims.
+// Waiting. Whoever polls a claimed completion (a post's reap, GetWC, a
+// wait) delivers it and wakes its owner alone, through the claim's own
+// channel: one wake-up per completion, none when the owner found it
+// itself. One waiter at a time holds the turn of the CQ's waiter (its
+// own channel's, or the connection's shared one's), the only one that
+// reads completion events: it parks in the poller with its claim as the
+// tryer, and after each event it polls, which delivers everyone's
+// completions. Every completion raises an event (the CQ is armed
+// whenever no event is pending), so the holder wakes for each; a waiter
+// that takes the turn polls before it parks, so completions polled by
+// nobody while the turn was free are found.
+//
+// Room. A per-operation call whose post finds its queue or CQ full waits
+// for room in a FIFO queue of the CQ (roomq): polls that retire slots
+// wake the waiters at its head whose room is there, in order, and a new
+// call does not overtake waiting ones.
 type opClaim struct {
 	q         *CQ
 	ctx       uint64 // op-context claims: the op context; request claims: what the completion reports
@@ -42,38 +53,60 @@ type opClaim struct {
 	abandoned bool   // nobody waits for it any more
 	byCtx     bool   // an op-context claim
 	wc        WC
-	need      uint64 // while waiting for room: the send-queue slots wanted
+	need      uint64 // while waiting for room: the slots wanted
+	recv      bool   // ... in the receive queue (else the send queue)
+	queued    bool   // in q.roomq
 	op        string // the waiting call, for errors
 	werr      error  // the outcome of the holder's attempt (try)
-	next      *opClaim
+
+	wake chan struct{} // capacity 1: a delivery, or room, for this claim
 
 	// Prebuilt for the wait's end check, so that a wait allocates nothing.
 	settleFn func() bool
 	flushFn  func(error) bool
 }
 
-// newClaim returns a fresh claim for a caller of q (dl held).
+// claimPool reuses claims across CQs: a claim is plain state, and it
+// keeps its channel and prebuilt functions.
+var claimPool = sync.Pool{New: func() any { return new(opClaim) }}
+
+// newClaim returns a fresh claim for a caller of q.
 func (q *CQ) newClaim(op string) *opClaim {
-	cl := q.freeClaims
-	if cl == nil {
-		cl = &opClaim{q: q}
-		cl.settleFn = cl.settle
-		cl.flushFn = q.flushDue
-		if q.sc != nil {
-			cl.flushFn = q.sc.flushDue
-		}
-	} else {
-		q.freeClaims = cl.next
-		cl.next = nil
+	cl := claimPool.Get().(*opClaim)
+	if cl.wake == nil {
+		cl.wake = make(chan struct{}, 1)
+		cl.settleFn, cl.flushFn = cl.settle, cl.flushDue
 	}
-	cl.op = op
+	cl.q, cl.op = q, op
 	return cl
 }
 
-// freeClaim puts cl back on the free list (dl held).
+// freeClaim gives cl back to the pool; nothing may refer to it any more.
 func (q *CQ) freeClaim(cl *opClaim) {
-	*cl = opClaim{q: cl.q, settleFn: cl.settleFn, flushFn: cl.flushFn, next: q.freeClaims}
-	q.freeClaims = cl
+	select {
+	case <-cl.wake:
+	default:
+	}
+	*cl = opClaim{wake: cl.wake, settleFn: cl.settleFn, flushFn: cl.flushFn}
+	claimPool.Put(cl)
+}
+
+// signal wakes cl's owner if it waits; a wake-up nobody waits for yet
+// stays in the channel.
+func (cl *opClaim) signal() {
+	select {
+	case cl.wake <- struct{}{}:
+	default:
+	}
+}
+
+// flushDue is the flushed-completions check (endflush.go) of the channel
+// cl waits on.
+func (cl *opClaim) flushDue(cause error) bool {
+	if sc := cl.q.sc; sc != nil {
+		return sc.flushDue(cause)
+	}
+	return cl.q.flushDue(cause)
 }
 
 // openCtxClaim opens an op-context claim for ctx (dl held): the first
@@ -95,15 +128,13 @@ func (q *CQ) openCtxClaim(op string, ctx uint64) *opClaim {
 
 // deliverCtx hands the completions in the stash from index from on that
 // open op-context claims wait for to those claims, oldest claim first,
-// and removes them from the stash (dl held). It returns how many it
-// delivered.
-func (q *CQ) deliverCtx(from int) int {
-	delivered := 0
+// and removes them from the stash (dl held).
+func (q *CQ) deliverCtx(from int) {
 	k := from
 	for i := from; i < q.n; i++ {
 		if cl := q.takeCtxClaim(q.stash[i].OpContext); cl != nil {
 			cl.wc, cl.done = q.stash[i], true
-			delivered++
+			cl.signal()
 			continue
 		}
 		if k != i {
@@ -112,7 +143,6 @@ func (q *CQ) deliverCtx(from int) int {
 		k++
 	}
 	q.n = k
-	return delivered
 }
 
 // takeCtxClaim removes and returns the oldest open claim for ctx, nil if
@@ -136,7 +166,7 @@ func (q *CQ) dropCtxClaim(j int) {
 }
 
 // deliverSlot gives w, the completion of a claimed request, to its claim
-// (dl held), or frees an abandoned claim.
+// and wakes its owner (dl held), or frees an abandoned claim.
 func (q *CQ) deliverSlot(cl *opClaim, w *WC) {
 	if cl.abandoned {
 		q.freeClaim(cl)
@@ -145,12 +175,13 @@ func (q *CQ) deliverSlot(cl *opClaim, w *WC) {
 	cl.wc = *w
 	cl.wc.OpContext = cl.ctx
 	cl.done = true
+	cl.signal()
 }
 
 // closeClaim ends the caller's interest in cl (dl held): a claim that is
-// done or still waiting among the op-context claims goes back to the
-// free list; a request claim still outstanding is abandoned, and freed
-// when its completion comes.
+// done, waiting among the op-context claims or waiting for room goes
+// back to the pool; a request claim still outstanding is abandoned, and
+// freed when its completion comes.
 func (q *CQ) closeClaim(cl *opClaim) {
 	switch {
 	case cl.done:
@@ -163,16 +194,81 @@ func (q *CQ) closeClaim(cl *opClaim) {
 			}
 		}
 		q.freeClaim(cl)
-	case cl.need > 0: // a wait for room: nothing posted yet
+	case cl.need > 0: // a wait for room: nothing posted
+		q.leaveRoomQueue(cl)
 		q.freeClaim(cl)
 	default:
 		cl.abandoned = true
 	}
 }
 
-// settle polls q (which delivers claimed completions) and reports whether
-// cl's wait is over: its completion came or, while it waits for room, the
-// room is there.
+// queueForRoom puts cl, which wants need slots of its queue, at the end
+// of the room queue, or back at its head when it was woken for room a
+// later caller took (dl held).
+func (q *CQ) queueForRoom(cl *opClaim, need uint64, recv bool, head bool) {
+	cl.need, cl.recv = need, recv
+	if cl.queued {
+		return
+	}
+	cl.queued = true
+	if head {
+		q.roomq = append(q.roomq, nil)
+		copy(q.roomq[1:], q.roomq)
+		q.roomq[0] = cl
+	} else {
+		q.roomq = append(q.roomq, cl)
+	}
+	q.roomWaiters.Store(int32(len(q.roomq)))
+}
+
+// leaveRoomQueue takes cl out of the room queue (dl held).
+func (q *CQ) leaveRoomQueue(cl *opClaim) {
+	if !cl.queued {
+		return
+	}
+	for j, c := range q.roomq {
+		if c == cl {
+			last := len(q.roomq) - 1
+			copy(q.roomq[j:], q.roomq[j+1:])
+			q.roomq[last] = nil
+			q.roomq = q.roomq[:last]
+			break
+		}
+	}
+	cl.queued = false
+	q.roomWaiters.Store(int32(len(q.roomq)))
+}
+
+// wakeRoom wakes the waiters at the head of the room queue whose room is
+// there, in order, counting the room of those woken before them; the
+// first that does not fit stops it (dl held).
+func (q *CQ) wakeRoom() {
+	var takenSQ, takenRQ uint64
+	woken := 0
+	for _, cl := range q.roomq {
+		wq, taken := q.sq, &takenSQ
+		if cl.recv {
+			wq, taken = q.rq, &takenRQ
+		}
+		if wq != nil && wq.room(*taken+cl.need) != nil {
+			break
+		}
+		*taken += cl.need
+		cl.queued = false
+		cl.signal()
+		woken++
+	}
+	if woken > 0 {
+		n := copy(q.roomq, q.roomq[woken:])
+		clear(q.roomq[n:])
+		q.roomq = q.roomq[:n]
+		q.roomWaiters.Store(int32(n))
+	}
+}
+
+// settle polls q (which delivers claimed completions and wakes room) and
+// reports whether cl's wait is over: its completion came or, while it
+// waits for room, it was woken for room.
 func (cl *opClaim) settle() bool {
 	q := cl.q
 	q.dl.mu.Lock()
@@ -181,11 +277,11 @@ func (cl *opClaim) settle() bool {
 		return cl.done
 	}
 	if cl.need > 0 {
-		if q.sq.room(cl.need) == nil {
+		if !cl.queued {
 			return true
 		}
 		q.pollIntoStash("cq_wait")
-		return q.sq.room(cl.need) == nil
+		return !cl.queued
 	}
 	if !cl.done {
 		q.pollIntoStash("cq_wait")
@@ -199,16 +295,16 @@ func (cl *opClaim) ready() bool {
 	q.dl.mu.Lock()
 	defer q.dl.mu.Unlock()
 	if cl.need > 0 {
-		return q.sq.room(cl.need) == nil
+		return !cl.queued
 	}
 	return cl.done
 }
 
-// try makes a claim the tryer of its waits while it holds the turn: the
-// wait is over when an event was read (the loop in awaitClaim then
-// settles the claim), when the claim is done (another goroutine's poll
-// delivered it), or when the connection has ended and nothing more will
-// come (werr then says how).
+// try makes a claim the tryer of its parks while it holds the turn: the
+// park is over when an event was read (the loop in awaitClaim then polls,
+// delivering everyone's completions), when the claim is ready (another
+// goroutine's poll delivered it), or when the connection has ended and
+// nothing more will come (werr then says how).
 func (cl *opClaim) try() bool {
 	q := cl.q
 	if got, err := q.readEvent(cl.op); got {
@@ -229,7 +325,7 @@ func (cl *opClaim) try() bool {
 func (cl *opClaim) result() tryResult { return tryResult{q: cl.q, err: cl.werr} }
 
 // quiet makes a claim a quieter: besides an fd's readiness, only a
-// delivery by another goroutine's poll ends its wait.
+// delivery by another goroutine's poll ends its park.
 func (cl *opClaim) quiet() bool { return !cl.ready() }
 
 // claimWaiter returns the waiter q's waits park on: its own channel's, or
@@ -242,8 +338,9 @@ func (q *CQ) claimWaiter() *waiter {
 }
 
 // readEvent reads one pending event of the channel q waits on,
-// acknowledged and re-armed, and records its arrival; it reports false
-// when none is pending. The caller holds the turn.
+// acknowledged and re-armed, and records its arrival (for the mirror's
+// waits); it reports false when none is pending. The caller holds the
+// turn.
 func (q *CQ) readEvent(op string) (bool, error) {
 	if q.sc != nil {
 		_, got, err := q.sc.readEvent(op)
@@ -256,27 +353,17 @@ func (q *CQ) readEvent(op string) (bool, error) {
 	return got, err
 }
 
-// awaitClaim waits until cl's wait is over (see settle) and returns,
-// for a completion, the claimed completion; the caller has entered q.
-// On any error cl is closed (abandoned while its request is
-// outstanding), and the caller must not use it again; on success of a
-// completion wait cl is freed too, and for a room wait it is left to
-// the caller.
+// awaitClaim waits until cl's wait is over (see settle) and returns, for
+// a completion, the claimed completion; the caller has entered q. On any
+// error cl is closed (abandoned while its request is outstanding), and
+// the caller must not use it again; after a completion cl is freed too,
+// and after room it is left to the caller.
 func (q *CQ) awaitClaim(ctx context.Context, cl *opClaim) (WC, error) {
 	w := q.claimWaiter()
-	for {
-		e := w.epochNow()
-		if cl.settle() {
-			break
-		}
-		res, err := w.wait(ctx, true, e, cl)
-		if err == nil && res.err != nil && cl.settle() {
-			break // the connection ended, but the completion had come
-		}
-		if err == nil {
-			err = res.err
-		} else {
-			err = waitError(cl.op, "connection", "the completion", err)
+	for !cl.settle() {
+		err := q.claimWait(ctx, w, cl)
+		if err != nil && cl.settle() {
+			break // the wait ended, but the completion (or room) had come
 		}
 		if err != nil {
 			posted := cl.need == 0 && !cl.byCtx
@@ -285,7 +372,6 @@ func (q *CQ) awaitClaim(ctx context.Context, cl *opClaim) (WC, error) {
 			q.dl.mu.Unlock()
 			return WC{}, claimWaitError(err, posted)
 		}
-		q.dl.blocked()
 	}
 	if cl.need > 0 {
 		return WC{}, nil
@@ -299,6 +385,41 @@ func (q *CQ) awaitClaim(ctx context.Context, cl *opClaim) (WC, error) {
 		return wc, failedOpError(&wc, st)
 	}
 	return wc, nil
+}
+
+// claimWait waits once for cl: until its owner is woken (a delivery,
+// room), or, when it gets the turn, until its park ends (an event, cl
+// ready, the connection's end: the error). It returns ctx.Err() when
+// ctx ends and os.ErrClosed when the waiter is closed.
+func (q *CQ) claimWait(ctx context.Context, w *waiter, cl *opClaim) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	if w.closed.Load() {
+		return errClosed(cl.op, "connection")
+	}
+	if !w.tryTurn() {
+		select {
+		case <-cl.wake:
+			return nil
+		case w.turn <- struct{}{}:
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-w.done:
+			return errClosed(cl.op, "connection")
+		}
+	}
+	defer w.release()
+	// Completions may have come while nobody held the turn.
+	if cl.settle() {
+		return nil
+	}
+	res, err := w.park(ctx, false, epoch{}, cl)
+	if err != nil {
+		return waitError(cl.op, "connection", "the completion", err)
+	}
+	q.dl.blocked()
+	return res.err
 }
 
 // claimWaitError says of a wait for an operation's completion that ended
@@ -355,9 +476,9 @@ func failedOpError(wc *WC, st *qpState) error {
 // WaitFor waits for the completion of the operation posted with opContext
 // on q (signaled), leaving every other completion to its own caller:
 // those it polls stay in the stash for GetWC, and it never takes one
-// that another WaitFor or a request of the per-operation calls claimed.
-// Concurrent WaitFor calls with one op context each take one completion,
-// in the order they began. A failed completion is returned with an error
+// that another WaitFor or a per-operation call claimed. Concurrent
+// WaitFor calls with one op context each take one completion, in the
+// order they began. A failed completion is returned with an error
 // matching rpma.ErrConnBroken and rpma.ErrCompletion. The wait ends with
 // ctx (ctx.Err()), with the connection (a *rpma.ConnEventError once no
 // completion can come) and with Close (os.ErrClosed).

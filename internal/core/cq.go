@@ -5,6 +5,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"os"
+	"sync/atomic"
 	"syscall"
 	"unsafe"
 
@@ -88,12 +89,15 @@ type CQ struct {
 
 	wres error // the outcome of the parked wait's attempt (try)
 
-	// Claims (claim.go): the open op-context claims, oldest first, and
-	// the free list; sc is the connection's shared channel, nil when the
-	// CQ has its own.
-	claims     []*opClaim
-	freeClaims *opClaim
-	sc         *sharedChannel
+	// Claims (claim.go): the open op-context claims, oldest first; sc is
+	// the connection's shared channel, nil when the CQ has its own.
+	claims []*opClaim
+	sc     *sharedChannel
+	// The room queue (claim.go): per-operation calls waiting for room in
+	// a queue whose completions come here, oldest first; roomWaiters is
+	// its length, read without the lock by calls about to post.
+	roomq       []*opClaim
+	roomWaiters atomic.Int32
 
 	// Reaping (see reapRoom): consecutive posts whose reap found nothing
 	// or that did not reap.
@@ -483,6 +487,9 @@ func (q *CQ) accept(got int) int {
 	if len(q.claims) != 0 {
 		q.deliverCtx(from)
 	}
+	if len(q.roomq) != 0 {
+		q.wakeRoom()
+	}
 	return q.n - from
 }
 
@@ -621,18 +628,29 @@ func (q *CQ) translate(w *WC) bool {
 		if !ok {
 			q.rq.qp.breakWith(w.Err())
 		}
+		if sl.claim != nil {
+			q.rq.ring[id&q.rq.mask].claim = nil
+			q.fixImm(w)
+			q.deliverSlot(sl.claim, w)
+			return false
+		}
 	case wrKindSRQ:
 		if q.srq == nil {
 			break
 		}
 		w.OpContext = q.srq.complete(uint32(id&wrSeqMask), q.srqLocked)
 	}
+	q.fixImm(w)
+	return user || !ok
+}
+
+// fixImm converts a completion's immediate data to host order.
+func (q *CQ) fixImm(w *WC) {
 	if w.Flags&ibv.WCWithImm != 0 {
 		var b [4]byte
 		binary.NativeEndian.PutUint32(b[:], w.Imm)
 		w.Imm = binary.BigEndian.Uint32(b[:])
 	}
-	return user || !ok
 }
 
 // Resize resizes the CQ (ibv_resize_cq) to at least n entries.

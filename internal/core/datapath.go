@@ -94,7 +94,7 @@ func (c *Conn) lockDataErr(op string) error {
 // the reap's accounting are inline (lockData's, reserve's and
 // unlockAfterCrossing's fast paths), and a is read in place, so the
 // arguments travel from the caller's frame to the crossing once.
-func (c *Conn) postSend(op string, kind postKind, user bool, ctx uint64, a *sendArgs) error {
+func (c *Conn) postSend(op string, kind postKind, user bool, ctx uint64, a *sendArgs, cl *opClaim) error {
 	if c == nil || c.dl == nil {
 		return c.lockDataErr(op)
 	}
@@ -119,6 +119,9 @@ func (c *Conn) postSend(op string, kind postKind, user bool, ctx uint64, a *send
 		flags |= ibv.SendSignaled
 	}
 	sq.set(s, ctx, user)
+	if cl != nil {
+		sq.claim(s, cl)
+	}
 	wrID := wrKindSQ | s
 	r := cq.reap()
 	var (
@@ -167,7 +170,11 @@ func postCall(extended bool) string {
 
 // Read mirrors rpma_read.
 func (c *Conn) Read(dst *MR, dstOff int, src *RemoteMR, srcOff, n int, flags rpma.CompletionFlags, ctx uint64) error {
-	const op = "read"
+	return c.read("read", dst, dstOff, src, srcOff, n, flags, ctx, nil)
+}
+
+// read is Read, posted for cl when it is not nil (claim.go).
+func (c *Conn) read(op string, dst *MR, dstOff int, src *RemoteMR, srcOff, n int, flags rpma.CompletionFlags, ctx uint64, cl *opClaim) error {
 	if c == nil || !validFlags(flags) || !dst.fits(c.peer, UsageReadDst, dstOff, n) || !src.fits(UsageReadSrc, srcOff, n) {
 		if err := c.checkTransfer(op, dst, dstOff, UsageReadDst, src, srcOff, UsageReadSrc, n, flags); err != nil {
 			return err
@@ -175,7 +182,7 @@ func (c *Conn) Read(dst *MR, dstOff int, src *RemoteMR, srcOff, n int, flags rpm
 	}
 	laddr, lkey := dst.at(dstOff)
 	raddr, rkey := src.at(srcOff)
-	return c.postSend(op, postPlain, signaled(flags), ctx, &sendArgs{op: ibv.OpRDMARead, laddr: laddr, length: uint32(n), lkey: lkey, raddr: raddr, rkey: rkey})
+	return c.postSend(op, postPlain, signaled(flags), ctx, &sendArgs{op: ibv.OpRDMARead, laddr: laddr, length: uint32(n), lkey: lkey, raddr: raddr, rkey: rkey}, cl)
 }
 
 // checkTransfer is the full check of a read or a write: a local region
@@ -199,7 +206,11 @@ func (c *Conn) checkTransfer(op string, local *MR, loff, lneed int, remote *Remo
 
 // Write mirrors rpma_write.
 func (c *Conn) Write(dst *RemoteMR, dstOff int, src *MR, srcOff, n int, flags rpma.CompletionFlags, ctx uint64) error {
-	const op = "write"
+	return c.write("write", dst, dstOff, src, srcOff, n, flags, ctx, nil)
+}
+
+// write is Write, posted for cl when it is not nil.
+func (c *Conn) write(op string, dst *RemoteMR, dstOff int, src *MR, srcOff, n int, flags rpma.CompletionFlags, ctx uint64, cl *opClaim) error {
 	if c == nil || !validFlags(flags) || !src.fits(c.peer, UsageWriteSrc, srcOff, n) || !dst.fits(UsageWriteDst, dstOff, n) {
 		if err := c.checkTransfer(op, src, srcOff, UsageWriteSrc, dst, dstOff, UsageWriteDst, n, flags); err != nil {
 			return err
@@ -207,12 +218,16 @@ func (c *Conn) Write(dst *RemoteMR, dstOff int, src *MR, srcOff, n int, flags rp
 	}
 	laddr, lkey := src.at(srcOff)
 	raddr, rkey := dst.at(dstOff)
-	return c.postSend(op, postPlain, signaled(flags), ctx, &sendArgs{op: ibv.OpRDMAWrite, laddr: laddr, length: uint32(n), lkey: lkey, raddr: raddr, rkey: rkey})
+	return c.postSend(op, postPlain, signaled(flags), ctx, &sendArgs{op: ibv.OpRDMAWrite, laddr: laddr, length: uint32(n), lkey: lkey, raddr: raddr, rkey: rkey}, cl)
 }
 
 // WriteWithImm mirrors rpma_write_with_imm; imm is in host order.
 func (c *Conn) WriteWithImm(dst *RemoteMR, dstOff int, src *MR, srcOff, n int, flags rpma.CompletionFlags, imm uint32, ctx uint64) error {
-	const op = "write_with_imm"
+	return c.writeWithImm("write_with_imm", dst, dstOff, src, srcOff, n, flags, imm, ctx, nil)
+}
+
+// writeWithImm is WriteWithImm, posted for cl when it is not nil.
+func (c *Conn) writeWithImm(op string, dst *RemoteMR, dstOff int, src *MR, srcOff, n int, flags rpma.CompletionFlags, imm uint32, ctx uint64, cl *opClaim) error {
 	if c == nil || !validFlags(flags) || !src.fits(c.peer, UsageWriteSrc, srcOff, n) || !dst.fits(UsageWriteDst, dstOff, n) {
 		if err := c.checkTransfer(op, src, srcOff, UsageWriteSrc, dst, dstOff, UsageWriteDst, n, flags); err != nil {
 			return err
@@ -220,14 +235,18 @@ func (c *Conn) WriteWithImm(dst *RemoteMR, dstOff int, src *MR, srcOff, n int, f
 	}
 	laddr, lkey := src.at(srcOff)
 	raddr, rkey := dst.at(dstOff)
-	return c.postSend(op, postPlain, signaled(flags), ctx, &sendArgs{op: ibv.OpRDMAWriteWithImm, laddr: laddr, length: uint32(n), lkey: lkey, raddr: raddr, rkey: rkey, imm: imm})
+	return c.postSend(op, postPlain, signaled(flags), ctx, &sendArgs{op: ibv.OpRDMAWriteWithImm, laddr: laddr, length: uint32(n), lkey: lkey, raddr: raddr, rkey: rkey, imm: imm}, cl)
 }
 
 // AtomicWrite mirrors rpma_atomic_write: 8 bytes, natively
 // (ibv_wr_atomic_write) when the QP can, else as an inline RDMA write;
 // fenced either way, so that it follows earlier flushes (reads).
 func (c *Conn) AtomicWrite(dst *RemoteMR, dstOff int, src [8]byte, flags rpma.CompletionFlags, ctx uint64) error {
-	const op = "atomic_write"
+	return c.atomicWrite("atomic_write", dst, dstOff, src, flags, ctx, nil)
+}
+
+// atomicWrite is AtomicWrite, posted for cl when it is not nil.
+func (c *Conn) atomicWrite(op string, dst *RemoteMR, dstOff int, src [8]byte, flags rpma.CompletionFlags, ctx uint64, cl *opClaim) error {
 	const n = rpma.AtomicWriteAlignment
 	if c == nil || !validFlags(flags) || dstOff%n != 0 || !dst.fits(UsageWriteDst, dstOff, n) || (dst.raddr+uint64(dstOff))%n != 0 {
 		if err := c.checkAtomicWrite(op, dst, dstOff, flags); err != nil {
@@ -239,7 +258,7 @@ func (c *Conn) AtomicWrite(dst *RemoteMR, dstOff int, src [8]byte, flags rpma.Co
 	if c.nativeAtomicWrite {
 		kind = postAtomicWrite
 	}
-	return c.postSend(op, kind, signaled(flags), ctx, &sendArgs{flags: ibv.SendFence, raddr: raddr, rkey: rkey, value: binary.NativeEndian.Uint64(src[:])})
+	return c.postSend(op, kind, signaled(flags), ctx, &sendArgs{flags: ibv.SendFence, raddr: raddr, rkey: rkey, value: binary.NativeEndian.Uint64(src[:])}, cl)
 }
 
 func (c *Conn) checkAtomicWrite(op string, dst *RemoteMR, dstOff int, flags rpma.CompletionFlags) error {
@@ -277,7 +296,11 @@ func alignedRemoteWord(op string, dst *RemoteMR, off, need, n int) error {
 
 // Flush mirrors rpma_flush.
 func (c *Conn) Flush(dst *RemoteMR, dstOff, n int, typ rpma.FlushType, flags rpma.CompletionFlags, ctx uint64) error {
-	const op = "flush"
+	return c.flush("flush", dst, dstOff, n, typ, flags, ctx, nil)
+}
+
+// flush is Flush, posted for cl when it is not nil.
+func (c *Conn) flush(op string, dst *RemoteMR, dstOff, n int, typ rpma.FlushType, flags rpma.CompletionFlags, ctx uint64, cl *opClaim) error {
 	if c == nil || !validFlags(flags) || !c.flushFits(dst, dstOff, n, typ) {
 		if err := c.checkFlush(op, dst, dstOff, n, typ, flags); err != nil {
 			return err
@@ -285,9 +308,9 @@ func (c *Conn) Flush(dst *RemoteMR, dstOff, n int, typ rpma.FlushType, flags rpm
 	}
 	raddr, rkey := dst.at(dstOff)
 	if c.nativeFlush {
-		return c.postSend(op, postNativeFlush, signaled(flags), ctx, &sendArgs{raddr: raddr, rkey: rkey, flen: uint64(n), ftype: flushPlacement(typ)})
+		return c.postSend(op, postNativeFlush, signaled(flags), ctx, &sendArgs{raddr: raddr, rkey: rkey, flen: uint64(n), ftype: flushPlacement(typ)}, cl)
 	}
-	return c.postSend(op, postEmulatedFlush, signaled(flags), ctx, &sendArgs{raddr: raddr, rkey: rkey})
+	return c.postSend(op, postEmulatedFlush, signaled(flags), ctx, &sendArgs{raddr: raddr, rkey: rkey}, cl)
 }
 
 func (c *Conn) checkFlush(op string, dst *RemoteMR, dstOff, n int, typ rpma.FlushType, flags rpma.CompletionFlags) error {
@@ -311,7 +334,12 @@ func (c *Conn) checkFlush(op string, dst *RemoteMR, dstOff, n int, typ rpma.Flus
 // and the flush of the written range as one chain: one crossing, one
 // doorbell. Both carry ctx.
 func (c *Conn) WriteAndFlush(dst *RemoteMR, dstOff int, src *MR, srcOff, n int, typ rpma.FlushType, flags rpma.CompletionFlags, ctx uint64) error {
-	const op = "write_and_flush"
+	return c.writeAndFlush("write_and_flush", dst, dstOff, src, srcOff, n, typ, flags, ctx, nil)
+}
+
+// writeAndFlush is WriteAndFlush, posted for cl when it is not nil: both
+// slots are claimed, and the flush's completion is cl's.
+func (c *Conn) writeAndFlush(op string, dst *RemoteMR, dstOff int, src *MR, srcOff, n int, typ rpma.FlushType, flags rpma.CompletionFlags, ctx uint64, cl *opClaim) error {
 	if c == nil || !validFlags(flags) || !src.fits(c.peer, UsageWriteSrc, srcOff, n) || !dst.fits(UsageWriteDst, dstOff, n) || !c.flushFits(dst, dstOff, n, typ) {
 		if err := c.checkWriteAndFlush(op, dst, dstOff, src, srcOff, n, typ, flags); err != nil {
 			return err
@@ -326,7 +354,7 @@ func (c *Conn) WriteAndFlush(dst *RemoteMR, dstOff int, src *MR, srcOff, n int, 
 		d.mu.Unlock()
 		return err
 	}
-	err = c.postWriteFlush(s, dst, dstOff, src, srcOff, n, typ, signaled(flags), ctx, nil)
+	err = c.postWriteFlush(s, dst, dstOff, src, srcOff, n, typ, signaled(flags), ctx, cl)
 	d.unlockAfterCrossing()
 	return err
 }
@@ -409,22 +437,22 @@ func (c *Conn) checkWriteAndFlush(op string, dst *RemoteMR, dstOff int, src *MR,
 
 // Send mirrors rpma_send.
 func (c *Conn) Send(src *MR, off, n int, flags rpma.CompletionFlags, ctx uint64) error {
-	return c.send("send", ibv.OpSend, src, off, n, flags, 0, ctx)
+	return c.send("send", ibv.OpSend, src, off, n, flags, 0, ctx, nil)
 }
 
 // SendWithImm mirrors rpma_send_with_imm; imm is in host order.
 func (c *Conn) SendWithImm(src *MR, off, n int, flags rpma.CompletionFlags, imm uint32, ctx uint64) error {
-	return c.send("send_with_imm", ibv.OpSendWithImm, src, off, n, flags, imm, ctx)
+	return c.send("send_with_imm", ibv.OpSendWithImm, src, off, n, flags, imm, ctx, nil)
 }
 
-func (c *Conn) send(op string, sop ibv.SendOp, src *MR, off, n int, flags rpma.CompletionFlags, imm uint32, ctx uint64) error {
+func (c *Conn) send(op string, sop ibv.SendOp, src *MR, off, n int, flags rpma.CompletionFlags, imm uint32, ctx uint64, cl *opClaim) error {
 	if c == nil || !validFlags(flags) || !src.fits(c.peer, UsageSend, off, n) {
 		if err := c.checkSend(op, src, off, n, flags); err != nil {
 			return err
 		}
 	}
 	laddr, lkey := src.at(off)
-	return c.postSend(op, postPlain, signaled(flags), ctx, &sendArgs{op: sop, laddr: laddr, length: uint32(n), lkey: lkey, imm: imm})
+	return c.postSend(op, postPlain, signaled(flags), ctx, &sendArgs{op: sop, laddr: laddr, length: uint32(n), lkey: lkey, imm: imm}, cl)
 }
 
 func (c *Conn) checkSend(op string, src *MR, off, n int, flags rpma.CompletionFlags) error {
@@ -440,7 +468,11 @@ func (c *Conn) checkSend(op string, src *MR, off, n int, flags rpma.CompletionFl
 
 // Recv mirrors rpma_recv.
 func (c *Conn) Recv(dst *MR, off, n int, ctx uint64) error {
-	const op = "recv"
+	return c.recv("recv", dst, off, n, ctx, nil)
+}
+
+// recv is Recv, posted for cl when it is not nil.
+func (c *Conn) recv(op string, dst *MR, off, n int, ctx uint64, cl *opClaim) error {
 	if c == nil || !dst.fits(c.peer, UsageRecv, off, n) {
 		if err := c.usable(op); err != nil {
 			return err
@@ -453,14 +485,14 @@ func (c *Conn) Recv(dst *MR, off, n int, ctx uint64) error {
 	if err != nil {
 		return err
 	}
-	err = c.q.recv(op, dst, off, n, ctx)
+	err = c.q.recv(op, dst, off, n, ctx, cl)
 	d.unlockAfterCrossing()
 	return err
 }
 
 // recv posts a receive on the QP's own receive queue, accounted (the
 // data lock held).
-func (q *queues) recv(op string, dst *MR, off, n int, ctx uint64) error {
+func (q *queues) recv(op string, dst *MR, off, n int, ctx uint64, cl *opClaim) error {
 	rq := q.rq
 	if rq == nil {
 		return rpma.Inval(op, "the connection receives through its SRQ: post receives with srq.SRQ.Recv")
@@ -470,6 +502,9 @@ func (q *queues) recv(op string, dst *MR, off, n int, ctx uint64) error {
 		return err
 	}
 	rq.set(s, ctx, true)
+	if cl != nil {
+		rq.claim(s, cl)
+	}
 	laddr, lkey := dst.at(off)
 	if errno := q.qp.PostRecv(wrKindRQ|s, laddr, uint32(n), lkey); errno != 0 {
 		rq.rollback(s, 1, 0)
@@ -500,7 +535,7 @@ func (r *ConnReq) Recv(dst *MR, off, n int, ctx uint64) error {
 	}
 	d := r.q.dl
 	d.mu.Lock()
-	err := r.q.recv(op, dst, off, n, ctx)
+	err := r.q.recv(op, dst, off, n, ctx, nil)
 	d.mu.Unlock()
 	return err
 }

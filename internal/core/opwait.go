@@ -2,82 +2,205 @@ package core
 
 import (
 	"context"
-	"errors"
+	"encoding/binary"
 
+	"github.com/gorpma/rpma/internal/ibv"
 	"github.com/gorpma/rpma/rpma"
 )
 
-// The per-operation calls: a post whose call returns once its own
-// request has completed, whatever other goroutines post or wait for on
-// the connection (claim.go).
+// The per-operation calls: each posts its operation through the mirror's
+// post (the same checks, the same accounting) with a claim (claim.go), and
+// returns once that operation has completed, whatever other goroutines
+// post, poll or wait for on the connection. A full queue makes them wait
+// for room with their context instead of failing.
 
-// WriteAndFlushWait posts the chain of WriteAndFlush for the caller (no
-// op context: the completion is the call's own) and waits for the
-// flush's completion: when it returns nil, the bytes are where typ says.
-// A full send queue or CQ makes it wait for room, with ctx. An error
-// after the post whose cause is ctx says the outcome is unknown.
-func (c *Conn) WriteAndFlushWait(ctx context.Context, dst *RemoteMR, dstOff int, src *MR, srcOff, n int, typ rpma.FlushType) error {
-	const op = "write_and_flush_wait"
-	if ctx == nil {
-		return errNil(op, "context")
-	}
-	if c == nil || !src.fits(c.peer, UsageWriteSrc, srcOff, n) || !dst.fits(UsageWriteDst, dstOff, n) || !c.flushFits(dst, dstOff, n, typ) {
-		if err := c.checkWriteAndFlush(op, dst, dstOff, src, srcOff, n, typ, rpma.CompletionAlways); err != nil {
-			return err
-		}
+// postFor posts an operation for claim cl, nil on success.
+type postFor func(cl *opClaim) error
+
+// isQueueFull reports whether err is the refusal of a post for room.
+func isQueueFull(err error) bool {
+	return err == errSQFull || err == errCQFull || err == errRQFull
+}
+
+// runWait posts with post for a claim of q, waiting for room while the
+// queue (the receive queue when recv) or q is full, then waits for the
+// operation's completion and returns it.
+func (c *Conn) runWait(ctx context.Context, op string, q *CQ, recv bool, need uint64, post postFor) (WC, error) {
+	switch {
+	case c == nil:
+		return WC{}, errNil(op, "connection")
+	case ctx == nil:
+		return WC{}, errNil(op, "context")
 	}
 	if err := ctx.Err(); err != nil {
-		return err
+		return WC{}, err
 	}
-	q := c.cq
 	if q == nil || !q.enter() {
-		return errClosed(op, "connection")
+		return WC{}, errClosed(op, "connection")
 	}
 	defer q.exit()
-	cl, s, err := c.reserveClaimed(ctx, op, 2)
-	if err != nil {
+	cl := q.newClaim(op)
+	// A call does not overtake those already waiting for room; one woken
+	// for room that another call took goes back to the queue's head.
+	waited := false
+	if q.roomWaiters.Load() != 0 {
+		if err := q.waitForRoom(ctx, cl, need, recv, false); err != nil {
+			return WC{}, err
+		}
+		waited = true
+	}
+	for {
+		err := post(cl)
+		if err == nil {
+			break
+		}
+		if !isQueueFull(err) {
+			q.freeClaim(cl)
+			return WC{}, err
+		}
+		if err := q.waitForRoom(ctx, cl, need, recv, waited); err != nil {
+			return WC{}, err
+		}
+		waited = true
+	}
+	return q.awaitClaim(ctx, cl)
+}
+
+// waitForRoom queues cl for need slots of its queue (at the head when
+// head) and waits until it is woken for room. On an error cl is gone.
+func (q *CQ) waitForRoom(ctx context.Context, cl *opClaim, need uint64, recv, head bool) error {
+	q.dl.mu.Lock()
+	q.queueForRoom(cl, need, recv, head)
+	q.wakeRoom() // the room may be there already
+	q.dl.mu.Unlock()
+	if _, err := q.awaitClaim(ctx, cl); err != nil {
 		return err
 	}
-	err = c.postWriteFlush(s, dst, dstOff, src, srcOff, n, typ, true, 0, cl)
-	if err != nil {
-		q.freeClaim(cl)
-		c.dl.mu.Unlock()
-		return err
+	cl.need = 0
+	select { // the wake-up for room, if the wait did not take it
+	case <-cl.wake:
+	default:
 	}
-	c.dl.unlockAfterCrossing()
-	_, err = q.awaitClaim(ctx, cl)
+	return nil
+}
+
+// sendWait is runWait for an operation of the send queue.
+func (c *Conn) sendWait(ctx context.Context, op string, need uint64, post postFor) error {
+	if c == nil {
+		return errNil(op, "connection")
+	}
+	_, err := c.runWait(ctx, op, c.cq, false, need, post)
 	return err
 }
 
-// reserveClaimed takes n send-queue slots and a claim for a
-// per-operation call, waiting for room while the send queue or the CQ is
-// full. It returns with the data lock held on success, and without it
-// (nothing taken) on error. The caller has entered c.cq.
-func (c *Conn) reserveClaimed(ctx context.Context, op string, n uint64) (*opClaim, uint64, error) {
-	q := c.cq
-	d, err := c.lockData(op)
+// WriteWait is Write posted for the caller, returning once it completed.
+func (c *Conn) WriteWait(ctx context.Context, dst *RemoteMR, dstOff int, src *MR, srcOff, n int) error {
+	const op = "write_wait"
+	return c.sendWait(ctx, op, 1, func(cl *opClaim) error {
+		return c.write(op, dst, dstOff, src, srcOff, n, rpma.CompletionAlways, 0, cl)
+	})
+}
+
+// WriteWithImmWait is WriteWithImm posted for the caller, returning once
+// it completed.
+func (c *Conn) WriteWithImmWait(ctx context.Context, dst *RemoteMR, dstOff int, src *MR, srcOff, n int, imm uint32) error {
+	const op = "write_with_imm_wait"
+	return c.sendWait(ctx, op, 1, func(cl *opClaim) error {
+		return c.writeWithImm(op, dst, dstOff, src, srcOff, n, rpma.CompletionAlways, imm, 0, cl)
+	})
+}
+
+// ReadWait is Read posted for the caller, returning once the bytes are in
+// dst.
+func (c *Conn) ReadWait(ctx context.Context, dst *MR, dstOff int, src *RemoteMR, srcOff, n int) error {
+	const op = "read_wait"
+	return c.sendWait(ctx, op, 1, func(cl *opClaim) error {
+		return c.read(op, dst, dstOff, src, srcOff, n, rpma.CompletionAlways, 0, cl)
+	})
+}
+
+// FlushWait is Flush posted for the caller, returning once it completed.
+func (c *Conn) FlushWait(ctx context.Context, dst *RemoteMR, dstOff, n int, typ rpma.FlushType) error {
+	const op = "flush_wait"
+	return c.sendWait(ctx, op, 1, func(cl *opClaim) error {
+		return c.flush(op, dst, dstOff, n, typ, rpma.CompletionAlways, 0, cl)
+	})
+}
+
+// WriteAndFlushWait is WriteAndFlush posted for the caller (its chain's
+// two slots), returning once the flush completed.
+func (c *Conn) WriteAndFlushWait(ctx context.Context, dst *RemoteMR, dstOff int, src *MR, srcOff, n int, typ rpma.FlushType) error {
+	const op = "write_and_flush_wait"
+	return c.sendWait(ctx, op, 2, func(cl *opClaim) error {
+		return c.writeAndFlush(op, dst, dstOff, src, srcOff, n, typ, rpma.CompletionAlways, 0, cl)
+	})
+}
+
+// AtomicWriteWait is AtomicWrite posted for the caller, returning once it
+// completed.
+func (c *Conn) AtomicWriteWait(ctx context.Context, dst *RemoteMR, dstOff int, src [8]byte) error {
+	const op = "atomic_write_wait"
+	return c.sendWait(ctx, op, 1, func(cl *opClaim) error {
+		return c.atomicWrite(op, dst, dstOff, src, rpma.CompletionAlways, 0, cl)
+	})
+}
+
+// CompareAndSwapWait is CompareAndSwap posted for the caller; once it
+// completed it returns the word's old value, read from result.
+func (c *Conn) CompareAndSwapWait(ctx context.Context, dst *RemoteMR, dstOff int, result *MR, resultOff int, compare, swap uint64) (uint64, error) {
+	const op = "compare_and_swap_wait"
+	return c.remoteAtomicWait(ctx, op, ibv.OpAtomicCmpAndSwp, dst, dstOff, result, resultOff, compare, swap)
+}
+
+// FetchAndAddWait is FetchAndAdd posted for the caller; once it completed
+// it returns the word's old value, read from result.
+func (c *Conn) FetchAndAddWait(ctx context.Context, dst *RemoteMR, dstOff int, result *MR, resultOff int, add uint64) (uint64, error) {
+	const op = "fetch_and_add_wait"
+	return c.remoteAtomicWait(ctx, op, ibv.OpAtomicFetchAdd, dst, dstOff, result, resultOff, add, 0)
+}
+
+func (c *Conn) remoteAtomicWait(ctx context.Context, op string, aop ibv.SendOp, dst *RemoteMR, dstOff int, result *MR, resultOff int, compareAdd, swap uint64) (uint64, error) {
+	err := c.sendWait(ctx, op, 1, func(cl *opClaim) error {
+		return c.remoteAtomic(op, aop, dst, dstOff, result, resultOff, compareAdd, swap, rpma.CompletionAlways, 0, cl)
+	})
 	if err != nil {
-		return nil, 0, err
+		return 0, err
 	}
-	cl := q.newClaim(op)
-	for {
-		s, err := c.q.sq.reserve(n)
-		if err == nil {
-			return cl, s, nil
-		}
-		if !errors.Is(err, rpma.ErrQueueFull) {
-			q.freeClaim(cl)
-			d.mu.Unlock()
-			return nil, 0, err
-		}
-		cl.need = n
-		d.mu.Unlock()
-		if _, err := q.awaitClaim(ctx, cl); err != nil {
-			return nil, 0, err // awaitClaim freed cl
-		}
-		cl.need = 0
-		if d, err = c.lockData(op); err != nil {
-			return nil, 0, err
-		}
+	// The device wrote the old value in host order (checked before the
+	// post: the 8 bytes are within result).
+	return binary.NativeEndian.Uint64(result.buf[resultOff : resultOff+atomicSize]), nil
+}
+
+// SendWait is Send posted for the caller, returning once it completed
+// (the other side received it).
+func (c *Conn) SendWait(ctx context.Context, src *MR, off, n int) error {
+	const op = "send_wait"
+	return c.sendWait(ctx, op, 1, func(cl *opClaim) error {
+		return c.send(op, ibv.OpSend, src, off, n, rpma.CompletionAlways, 0, 0, cl)
+	})
+}
+
+// SendWithImmWait is SendWithImm posted for the caller, returning once it
+// completed.
+func (c *Conn) SendWithImmWait(ctx context.Context, src *MR, off, n int, imm uint32) error {
+	const op = "send_with_imm_wait"
+	return c.sendWait(ctx, op, 1, func(cl *opClaim) error {
+		return c.send(op, ibv.OpSendWithImm, src, off, n, rpma.CompletionAlways, imm, 0, cl)
+	})
+}
+
+// RecvWait posts a receive into dst at [off, off+n) for the caller and
+// returns its completion once a message has landed there.
+func (c *Conn) RecvWait(ctx context.Context, dst *MR, off, n int) (WC, error) {
+	const op = "recv_wait"
+	if c == nil {
+		return WC{}, errNil(op, "connection")
 	}
+	q := c.rcq
+	if q == nil {
+		q = c.cq
+	}
+	return c.runWait(ctx, op, q, true, 1, func(cl *opClaim) error {
+		return c.recv(op, dst, off, n, 0, cl)
+	})
 }

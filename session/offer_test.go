@@ -1,6 +1,7 @@
 package session_test
 
 import (
+	"fmt"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -100,4 +101,17 @@ func FuzzOffer(f *testing.F) {
 		require.NoError(t, o2.UnmarshalBinary(again))
 		require.Equal(t, o, o2)
 	})
+}
+
+// TestEventErrorIsConnBroken: an EventError of an event that ends the
+// connection matches rpma.ErrConnBroken (as a *rpma.ConnEventError
+// does), also wrapped; ESTABLISHED and other targets do not.
+func TestEventErrorIsConnBroken(t *testing.T) {
+	for _, ev := range []rpma.ConnEvent{rpma.ConnClosed, rpma.ConnLost, rpma.ConnRejected, rpma.ConnUnreachable} {
+		err := fmt.Errorf("session: connect: %w", &session.EventError{Op: "connect", Event: ev, Want: rpma.ConnEstablished})
+		require.ErrorIs(t, err, rpma.ErrConnBroken, "%v", ev)
+		require.NotErrorIs(t, err, rpma.ErrInvalidArgument)
+	}
+	err := &session.EventError{Op: "hangup", Event: rpma.ConnEstablished, Want: rpma.ConnClosed}
+	require.NotErrorIs(t, err, rpma.ErrConnBroken)
 }

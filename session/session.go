@@ -25,6 +25,20 @@ func (e *EventError) Error() string {
 	return fmt.Sprintf("got the event %q, want %q", e.Event, e.Want)
 }
 
+// Is reports whether target is rpma.ErrConnBroken and the event ends the
+// connection (CLOSED, LOST, REJECTED, UNREACHABLE), as a
+// *rpma.ConnEventError does.
+func (e *EventError) Is(target error) bool {
+	if target != rpma.ErrConnBroken {
+		return false
+	}
+	switch e.Event {
+	case rpma.ConnClosed, rpma.ConnLost, rpma.ConnRejected, rpma.ConnUnreachable:
+		return true
+	}
+	return false
+}
+
 // Serve is the server's side for a single client: it listens at addr and
 // port (ep.Listen), accepts the first connection request offering region m
 // and pcfg ([Accept], default connection configuration) and shuts the

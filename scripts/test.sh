@@ -26,7 +26,7 @@ status=0
 
 go build -o bin/rxevm ./cmd/rxevm || exit 1
 go build -o bin/testsummary ./internal/cmd/testsummary || exit 1
-bash scripts/build-examples.sh || exit 1 # run by the examples' test in the VM
+RPMA_EXAMPLES_RACE=durable-log bash scripts/build-examples.sh || exit 1 # run by the examples' test in the VM
 summary=$root/bin/testsummary
 # The C programs the tests run (librpma's side of the interop tests, the
 # benchmarks', the descriptor checks) are cached by content

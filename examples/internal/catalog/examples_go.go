@@ -17,6 +17,17 @@ func init() {
 			Check:  checkCounter(4, 50),
 		},
 		Example{
+			// 16 goroutines on one connection append 32 records each,
+			// each durable before its call returns.
+			Name:   "durable-log",
+			Server: []string{},
+			Client: []string{"16", "32"},
+			PMem: func(pmem string) ([]string, []string) {
+				return []string{pmemPath(pmem, "durable-log")}, nil
+			},
+			Check: checkDurableLog(16, 32),
+		},
+		Example{
 			Name:   "grant",
 			Server: []string{"2"},
 			Client: []string{"2"},
@@ -67,6 +78,22 @@ func checkCounter(connections, adds int) func(server, client string) error {
 			if got, _ := strconv.Atoi(m[i+1]); got != w {
 				return fmt.Errorf("client printed %q: field %d is %d, want %d", client, i+1, got, w)
 			}
+		}
+		return nil
+	}
+}
+
+// checkDurableLog: every record each goroutine appended was acknowledged
+// and read back, and the server's log holds exactly those.
+func checkDurableLog(goroutines, perGoroutine int) func(server, client string) error {
+	return func(server, client string) error {
+		n := goroutines * perGoroutine
+		want := fmt.Sprintf("DURABLE-LOG goroutines=%d appended=%d missing=0\n", goroutines, n)
+		if client != "flush: persistent\n"+want && client != "flush: visibility\n"+want {
+			return fmt.Errorf("client printed %q, want a flush line and %q", client, want)
+		}
+		if want := fmt.Sprintf("log holds %d records\n", n); server != want {
+			return fmt.Errorf("server printed %q, want %q", server, want)
 		}
 		return nil
 	}

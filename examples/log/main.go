@@ -1,3 +1,11 @@
+// SPDX-License-Identifier: BSD-3-Clause
+// Copyright 2020, Intel Corporation
+// Copyright 2026, The gorpma authors
+//
+// Ported from librpma (https://github.com/pmem/rpma), BSD-3-Clause:
+//   examples/log/log-example.c
+// See LICENSE and NOTICE at the root of github.com/gorpma/rpma.
+
 // Command log is the Go port of librpma's examples/log (log-example.c and
 // log-worker.c): it shows how to control the library's logging. First
 // both thresholds go to DEBUG, so every message the worker logs reaches

@@ -1,3 +1,11 @@
+// SPDX-License-Identifier: BSD-3-Clause
+// Copyright 2020-2022, Intel Corporation
+// Copyright 2026, The gorpma authors
+//
+// Ported from librpma (https://github.com/pmem/rpma), BSD-3-Clause:
+//   examples/01-connection/client.c
+// See LICENSE and NOTICE at the root of github.com/gorpma/rpma.
+
 // Command client is the client of example 01-connection, the Go port of
 // librpma's examples/01-connection/client.c: it connects, sending
 // "Hello server!" as its private data, prints the private data the server

@@ -1,3 +1,11 @@
+// SPDX-License-Identifier: BSD-3-Clause
+// Copyright 2020-2022, Intel Corporation
+// Copyright 2026, The gorpma authors
+//
+// Ported from librpma (https://github.com/pmem/rpma), BSD-3-Clause:
+//   examples/03-read-to-persistent/client.c
+// See LICENSE and NOTICE at the root of github.com/gorpma/rpma.
+
 // Command client is the client of example 03-read-to-persistent, the Go
 // port of librpma's examples/03-read-to-persistent/client.c: it keeps a
 // greeting (struct hello_t) in its memory, registers that memory for

@@ -1,3 +1,11 @@
+// SPDX-License-Identifier: BSD-3-Clause
+// Copyright 2020-2022, Intel Corporation
+// Copyright 2026, The gorpma authors
+//
+// Ported from librpma (https://github.com/pmem/rpma), BSD-3-Clause:
+//   examples/04-write-to-persistent/server.c
+// See LICENSE and NOTICE at the root of github.com/gorpma/rpma.
+
 // Command server is the server of example 04-write-to-persistent, the Go
 // port of librpma's examples/04-write-to-persistent/server.c: it registers
 // its memory for remote writes and reads, hands the region's descriptor and

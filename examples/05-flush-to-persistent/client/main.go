@@ -1,3 +1,12 @@
+// SPDX-License-Identifier: BSD-3-Clause
+// Copyright 2020-2022, Intel Corporation
+// Copyright 2021-2022, Fujitsu
+// Copyright 2026, The gorpma authors
+//
+// Ported from librpma (https://github.com/pmem/rpma), BSD-3-Clause:
+//   examples/05-flush-to-persistent/client.c
+// See LICENSE and NOTICE at the root of github.com/gorpma/rpma.
+
 // Command client is the client of example 05-flush-to-persistent, the Go
 // port of librpma's examples/05-flush-to-persistent/client.c: it keeps a
 // greeting (struct hello_t) in its memory, connects, takes the server's

@@ -1,3 +1,11 @@
+// SPDX-License-Identifier: BSD-3-Clause
+// Copyright 2020-2022, Intel Corporation
+// Copyright 2026, The gorpma authors
+//
+// Ported from librpma (https://github.com/pmem/rpma), BSD-3-Clause:
+//   examples/06-multiple-connections/client.c
+// See LICENSE and NOTICE at the root of github.com/gorpma/rpma.
+
 // Command client is the client of example 06-multiple-connections, the Go
 // port of librpma's examples/06-multiple-connections/client.c: it picks a
 // name with the C library's rand() seeded with <seed> (so a C and a Go

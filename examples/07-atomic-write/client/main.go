@@ -1,3 +1,12 @@
+// SPDX-License-Identifier: BSD-3-Clause
+// Copyright 2020-2022, Intel Corporation
+// Copyright 2021-2022, Fujitsu
+// Copyright 2026, The gorpma authors
+//
+// Ported from librpma (https://github.com/pmem/rpma), BSD-3-Clause:
+//   examples/07-atomic-write/client.c
+// See LICENSE and NOTICE at the root of github.com/gorpma/rpma.
+
 // Command client is the client of example 07-atomic-write, the Go port of
 // librpma's examples/07-atomic-write/client.c: it connects and takes the
 // server's log and the offset of its "used" field from the accept private

@@ -1,3 +1,11 @@
+// SPDX-License-Identifier: BSD-3-Clause
+// Copyright 2020-2022, Intel Corporation
+// Copyright 2026, The gorpma authors
+//
+// Ported from librpma (https://github.com/pmem/rpma), BSD-3-Clause:
+//   examples/07-atomic-write/server.c
+// See LICENSE and NOTICE at the root of github.com/gorpma/rpma.
+
 // Command server is the server of example 07-atomic-write, the Go port of
 // librpma's examples/07-atomic-write/server.c: it keeps a log (struct log:
 // an 8-byte signature, the 8-byte offset "used" of its end, 1 KiB of data)

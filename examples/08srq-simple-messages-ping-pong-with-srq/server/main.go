@@ -1,3 +1,12 @@
+// SPDX-License-Identifier: BSD-3-Clause
+// Copyright 2022, Intel Corporation
+// Copyright (c) 2022 Fujitsu Limited
+// Copyright 2026, The gorpma authors
+//
+// Ported from librpma (https://github.com/pmem/rpma), BSD-3-Clause:
+//   examples/08srq-simple-messages-ping-pong-with-srq/server.c
+// See LICENSE and NOTICE at the root of github.com/gorpma/rpma.
+
 // Command server is the server of example
 // 08srq-simple-messages-ping-pong-with-srq, the Go port of librpma's
 // examples/08srq-simple-messages-ping-pong-with-srq/server.c.

@@ -1,3 +1,12 @@
+// SPDX-License-Identifier: BSD-3-Clause
+// Copyright 2021-2022, Intel Corporation
+// Copyright (c) 2020-2021 Fujitsu
+// Copyright 2026, The gorpma authors
+//
+// Ported from librpma (https://github.com/pmem/rpma), BSD-3-Clause:
+//   examples/10-send-with-imm/client.c
+// See LICENSE and NOTICE at the root of github.com/gorpma/rpma.
+
 // Command client is the client of example 10-send-with-imm, the Go port of
 // librpma's examples/10-send-with-imm/client.c.
 //

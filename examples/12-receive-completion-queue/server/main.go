@@ -1,3 +1,11 @@
+// SPDX-License-Identifier: BSD-3-Clause
+// Copyright 2022, Intel Corporation
+// Copyright 2026, The gorpma authors
+//
+// Ported from librpma (https://github.com/pmem/rpma), BSD-3-Clause:
+//   examples/12-receive-completion-queue/server.c
+// See LICENSE and NOTICE at the root of github.com/gorpma/rpma.
+
 // Command server is the server of example 12-receive-completion-queue, the
 // Go port of librpma's examples/12-receive-completion-queue/server.c.
 //

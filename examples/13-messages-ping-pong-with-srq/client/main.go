@@ -1,3 +1,12 @@
+// SPDX-License-Identifier: BSD-3-Clause
+// Copyright 2022, Intel Corporation
+// Copyright 2022, Fujitsu
+// Copyright 2026, The gorpma authors
+//
+// Ported from librpma (https://github.com/pmem/rpma), BSD-3-Clause:
+//   examples/13-messages-ping-pong-with-srq/client.c
+// See LICENSE and NOTICE at the root of github.com/gorpma/rpma.
+
 // Command client is the client of example 13-messages-ping-pong-with-srq,
 // the Go port of librpma's examples/13-messages-ping-pong-with-srq/client.c.
 //

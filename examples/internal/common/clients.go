@@ -1,3 +1,14 @@
+// SPDX-License-Identifier: BSD-3-Clause
+// Copyright 2020-2022, Intel Corporation
+// Copyright 2021-2022, Fujitsu
+// Copyright 2026, The gorpma authors
+//
+// Ported from librpma (https://github.com/pmem/rpma), BSD-3-Clause:
+//   examples/common
+//   examples/06-multiple-connections/server.c
+//   examples/06scch-multiple-connections/server.c
+// See LICENSE and NOTICE at the root of github.com/gorpma/rpma.
+
 package common
 
 import (

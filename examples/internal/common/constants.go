@@ -1,3 +1,14 @@
+// SPDX-License-Identifier: BSD-3-Clause
+// Copyright 2020-2022, Intel Corporation
+// Copyright 2022, Fujitsu
+// Copyright 2026, The gorpma authors
+//
+// Ported from librpma (https://github.com/pmem/rpma), BSD-3-Clause:
+//   examples/common
+//   examples/common/common-conn.h
+//   examples/run-all-examples.sh
+// See LICENSE and NOTICE at the root of github.com/gorpma/rpma.
+
 package common
 
 import "time"

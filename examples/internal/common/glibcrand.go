@@ -1,3 +1,8 @@
+// SPDX-License-Identifier: BSD-3-Clause
+// Copyright 2026, The gorpma authors
+//
+// See LICENSE at the root of github.com/gorpma/rpma.
+
 package common
 
 // GlibcRand reproduces glibc's srand()/rand() (random_r.c, the default

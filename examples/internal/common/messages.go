@@ -1,3 +1,18 @@
+// SPDX-License-Identifier: BSD-3-Clause
+// Copyright 2020-2022, Intel Corporation
+// Copyright (c) 2020-2021 Fujitsu
+// Copyright 2026, The gorpma authors
+//
+// Ported from librpma (https://github.com/pmem/rpma), BSD-3-Clause:
+//   examples/common
+//   examples/06-multiple-connections/multiple-connections-common.h
+//   examples/06-multiple-connections/client.c
+//   examples/common/common-messages-ping-pong.h
+//   examples/10-send-with-imm/client.c
+//   examples/11-write-with-imm/client.c
+//   examples/12-receive-completion-queue/receive-completion-queue-common.h
+// See LICENSE and NOTICE at the root of github.com/gorpma/rpma.
+
 package common
 
 import (

@@ -1,3 +1,13 @@
+// SPDX-License-Identifier: BSD-3-Clause
+/* Copyright 2020-2022, Intel Corporation */
+/* Copyright 2021-2022, Fujitsu */
+/* Copyright 2026, The gorpma authors */
+/*
+ * Ported from librpma (https://github.com/pmem/rpma), BSD-3-Clause:
+ *   examples/07-atomic-write/client.c
+ * See LICENSE and NOTICE at the root of github.com/gorpma/rpma.
+ */
+
 /*
  * 07-atomic-write-client.c -- the client of librpma's example 07 on C
  * librpma, for the interop test

@@ -1,3 +1,13 @@
+// SPDX-License-Identifier: BSD-3-Clause
+/* Copyright 2021-2022, Intel Corporation */
+/* Copyright (c) 2020-2021 Fujitsu */
+/* Copyright 2026, The gorpma authors */
+/*
+ * Ported from librpma (https://github.com/pmem/rpma), BSD-3-Clause:
+ *   examples/10-send-with-imm/client.c
+ * See LICENSE and NOTICE at the root of github.com/gorpma/rpma.
+ */
+
 /*
  * 10-send-with-imm-client.c -- the client of librpma's example 10 on
  * C librpma, for the interop test

@@ -1,3 +1,13 @@
+// SPDX-License-Identifier: BSD-3-Clause
+/* Copyright 2021-2022, Intel Corporation */
+/* Copyright (c) 2021 Fujitsu */
+/* Copyright 2026, The gorpma authors */
+/*
+ * Ported from librpma (https://github.com/pmem/rpma), BSD-3-Clause:
+ *   examples/11-write-with-imm/server.c
+ * See LICENSE and NOTICE at the root of github.com/gorpma/rpma.
+ */
+
 /*
  * 11-write-with-imm-server.c -- the server of librpma's example 11 on
  * C librpma, DRAM only, for the interop test

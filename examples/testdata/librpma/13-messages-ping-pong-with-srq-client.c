@@ -1,3 +1,13 @@
+// SPDX-License-Identifier: BSD-3-Clause
+/* Copyright 2022, Intel Corporation */
+/* Copyright 2022, Fujitsu */
+/* Copyright 2026, The gorpma authors */
+/*
+ * Ported from librpma (https://github.com/pmem/rpma), BSD-3-Clause:
+ *   examples/13-messages-ping-pong-with-srq/client.c
+ * See LICENSE and NOTICE at the root of github.com/gorpma/rpma.
+ */
+
 /*
  * 13-messages-ping-pong-with-srq-client.c -- the client of librpma's
  * example 13 on C librpma, for the interop test

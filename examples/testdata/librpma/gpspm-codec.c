@@ -1,3 +1,7 @@
+// SPDX-License-Identifier: BSD-3-Clause
+/* Copyright 2026, The gorpma authors */
+/* See LICENSE at the root of github.com/gorpma/rpma. */
+
 /*
  * gpspm-codec.c -- protobuf-c's side of the GPSPM byte-for-byte check
  *

@@ -1,3 +1,7 @@
+// SPDX-License-Identifier: BSD-3-Clause
+/* Copyright 2026, The gorpma authors */
+/* See LICENSE at the root of github.com/gorpma/rpma. */
+
 /*
  * grant-client.c -- the client of example grant on C librpma, for the
  * interop test: a grant of the Go library (a memory window bound on one

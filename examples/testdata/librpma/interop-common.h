@@ -1,3 +1,16 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/* Copyright 2020-2022, Intel Corporation */
+/* Copyright 2026, The gorpma authors */
+/*
+ * Ported from librpma (https://github.com/pmem/rpma), BSD-3-Clause:
+ *   examples/common/common-conn.h
+ *   examples/common/common-conn.c
+ *   examples/common/common-hello.h
+ *   examples/common/common-hello.c
+ *   examples/common/common-messages-ping-pong.h
+ * See LICENSE and NOTICE at the root of github.com/gorpma/rpma.
+ */
+
 /*
  * interop-common.h -- what the C programs of the interop test share
  *

@@ -1,3 +1,7 @@
+// SPDX-License-Identifier: BSD-3-Clause
+/* Copyright 2026, The gorpma authors */
+/* See LICENSE at the root of github.com/gorpma/rpma. */
+
 /*
  * interop-errors-client.c -- what C librpma reports when things go wrong,
  * for the error parity test (examples/interop_errors_linux_test.go)

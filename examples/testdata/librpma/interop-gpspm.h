@@ -1,3 +1,13 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/* Copyright 2020, Intel Corporation */
+/* Copyright 2021, Fujitsu */
+/* Copyright 2026, The gorpma authors */
+/*
+ * Ported from librpma (https://github.com/pmem/rpma), BSD-3-Clause:
+ *   examples/common/gpspm/flush-to-persistent-GPSPM.h
+ * See LICENSE and NOTICE at the root of github.com/gorpma/rpma.
+ */
+
 /*
  * interop-gpspm.h -- what the C programs of example 09 share
  *

@@ -1,3 +1,14 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/* Copyright 2022, Intel Corporation */
+/* Copyright 2026, The gorpma authors */
+/*
+ * Ported from librpma (https://github.com/pmem/rpma), BSD-3-Clause:
+ *   examples/common/common-utils.c
+ *   examples/common/common-messages-ping-pong.c
+ *   examples/12-receive-completion-queue/receive-completion-queue-common.c
+ * See LICENSE and NOTICE at the root of github.com/gorpma/rpma.
+ */
+
 /*
  * interop-ping-pong.h -- what the ping-pong examples (08, 12, 13) share,
  * for the interop test's C programs: the clients' numeric arguments, the

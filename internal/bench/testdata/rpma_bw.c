@@ -1,3 +1,7 @@
+// SPDX-License-Identifier: BSD-3-Clause
+/* Copyright 2026, The gorpma authors */
+/* See LICENSE at the root of github.com/gorpma/rpma. */
+
 // rpma_bw: bandwidth against queue depth and latency against message size
 // of librpma's writes and reads, measured the way conn/bench_bw_linux_test.go
 // (BenchmarkBandwidth, BenchmarkLatencySize) measures the Go library, with

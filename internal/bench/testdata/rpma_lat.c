@@ -1,3 +1,7 @@
+// SPDX-License-Identifier: BSD-3-Clause
+/* Copyright 2026, The gorpma authors */
+/* See LICENSE at the root of github.com/gorpma/rpma. */
+
 // rpma_lat: per-operation latency of librpma's data path, measured the way
 // conn/bench_linux_test.go (BenchmarkOps, BenchmarkPostUnsignaled) measures
 // the Go library, so that the two can be compared side by side in one VM.

@@ -1,3 +1,7 @@
+// SPDX-License-Identifier: BSD-3-Clause
+/* Copyright 2026, The gorpma authors */
+/* See LICENSE at the root of github.com/gorpma/rpma. */
+
 // rpma_scale: aggregate QD1 write rate and memory per connection of C
 // librpma with many connections, measured the way conn's BenchmarkScale
 // (conn/bench_scale_linux_test.go) measures the Go library, so that one

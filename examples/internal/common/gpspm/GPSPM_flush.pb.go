@@ -1,3 +1,11 @@
+// SPDX-License-Identifier: BSD-3-Clause
+// Copyright 2020, Intel Corporation
+// Copyright 2026, The gorpma authors
+//
+// Ported from librpma (https://github.com/pmem/rpma), BSD-3-Clause:
+//   examples/common/gpspm/GPSPM_flush.proto
+// See LICENSE and NOTICE at the root of github.com/gorpma/rpma.
+
 // GPSPM flush request/response messages of librpma's examples 09 and 09scch
 // (librpma: examples/common/gpspm/GPSPM_flush.proto, proto2, no package).
 //

@@ -1,3 +1,13 @@
+// SPDX-License-Identifier: BSD-3-Clause
+// Copyright 2020, Intel Corporation
+// Copyright 2021, Fujitsu
+// Copyright 2026, The gorpma authors
+//
+// Ported from librpma (https://github.com/pmem/rpma), BSD-3-Clause:
+//   examples/common/gpspm/flush-to-persistent-GPSPM.h
+//   examples/common/gpspm/GPSPM_flush.proto
+// See LICENSE and NOTICE at the root of github.com/gorpma/rpma.
+
 // Package gpspm holds the General Purpose Server Persistency Method
 // messages of librpma's examples 09-flush-to-persistent-GPSPM and
 // 09scch-flush-to-persistent-GPSPM: the protobuf flush request/response

@@ -8,33 +8,39 @@ import (
 )
 
 // Config mirrors struct rpma_conn_cfg: how a connection request is built.
-// A nil *Config anywhere means [DefaultConfig], librpma's defaults. A
-// Config is used as given, so build one from DefaultConfig rather than from
-// a literal: in a literal, the zero sizes are out of range (except RCQSize,
-// where 0 means no receive CQ, as in librpma).
+// A zero field means that field's default, so a literal names only the
+// fields it cares about (&Config{PeerTimeout: time.Second} is librpma's
+// defaults with a peer timeout), the zero Config and a nil *Config mean
+// [DefaultConfig], librpma's defaults. A zero that is a setting of its own
+// has a name instead: [NoQueue] for a send or receive queue of size 0,
+// [NoRetries] for a retry count of 0. [DefaultConfig] returns the defaults
+// filled in, for code that reads or adjusts them.
 //
 // Validation happens before anything reaches the verbs layer; out-of-range
-// values give an error matching [rpma.ErrInvalidArgument] that names the
-// field. Sizes are also checked against the device's limits (max_cqe,
-// max_qp_wr) when the request is built.
+// values (negative ones other than NoQueue and NoRetries among them) give
+// an error matching [rpma.ErrInvalidArgument] that names the field. Sizes
+// are also checked against the device's limits (max_cqe, max_qp_wr) when
+// the request is built.
 type Config struct {
 	// Timeout bounds the address and route resolution of an outgoing
-	// request (rdma_resolve_addr, rdma_resolve_route), each. Default
-	// 1000 ms; it must be at least 1 ms and at most MaxInt32 ms, and is
-	// used in whole milliseconds.
+	// request (rdma_resolve_addr, rdma_resolve_route), each. 0 means the
+	// default, 1000 ms; otherwise it must be at least 1 ms and at most
+	// MaxInt32 ms, and is used in whole milliseconds.
 	Timeout time.Duration
-	// CQSize is the number of entries of the main CQ. Default 10;
-	// at least 1.
+	// CQSize is the number of entries of the main CQ. 0 means the
+	// default, 10; there is always a main CQ.
 	CQSize int
-	// RCQSize is the number of entries of the receive CQ; 0 (the
-	// default) means no receive CQ: receive completions then go to the
-	// main CQ.
+	// RCQSize is the number of entries of the receive CQ. 0, the
+	// default, means no receive CQ, as in librpma: receive completions
+	// then go to the main CQ. [NoQueue] says the same explicitly.
 	RCQSize int
-	// SQSize is the number of work requests the send queue holds.
-	// Default 10; 0 is allowed (a QP that never sends).
+	// SQSize is the number of work requests the send queue holds. 0
+	// means the default, 10; [NoQueue] asks for a send queue of size 0
+	// (a QP that never sends; librpma's 0).
 	SQSize int
-	// RQSize is the number of work requests the receive queue holds.
-	// Default 10; 0 is allowed (a QP that never receives).
+	// RQSize is the number of work requests the receive queue holds. 0
+	// means the default, 10; [NoQueue] asks for a receive queue of size
+	// 0 (a QP that never receives; librpma's 0).
 	RQSize int
 	// SharedCompChannel makes the main CQ and the receive CQ share one
 	// completion channel (rpma_conn_cfg_set_compl_channel). Default false.
@@ -42,16 +48,18 @@ type Config struct {
 	// RetryCount is the transport retry count of the connection's QP
 	// (rdma_conn_param.retry_count, 0 to 7): how many times a request
 	// that gets no acknowledgement is resent before its work completion
-	// fails with IBV_WC_RETRY_EXC_ERR. Default 7, librpma's value.
-	// Ignored when accepting (the accepting side's QP takes the
+	// fails with IBV_WC_RETRY_EXC_ERR. 0 means the default, 7,
+	// librpma's value; [NoRetries] asks for 0 retries. Ignored when
+	// accepting (the accepting side's QP takes the
 	// connecting side's value).
 	//
 	// A request to a host that vanished (no disconnect) fails after
 	// RetryCount+1 ACK timeouts: on rxe, measured between two VMs, 0.56 s
-	// for 0, 1.6 s for 2 and 3.8 s for 6 on kernel 6.12 (an ACK timeout
-	// of about 0.54 s), 2.2 s for 0 and 16 s for 6 on 6.1 (about 2.2 s).
-	// With 7 rxe retries for ever (it never decrements a count of 7), so
-	// nothing ever fails: set 1 to 6 on the connecting side to have
+	// for NoRetries, 1.6 s for 2 and 3.8 s for 6 on kernel 6.12 (an ACK
+	// timeout of about 0.54 s), 2.2 s for NoRetries and 16 s for 6 on 6.1
+	// (about 2.2 s). With 7 rxe retries for ever (it never decrements a
+	// count of 7), so nothing ever fails: set 1 to 6 on the connecting
+	// side to have
 	// requests to a dead peer fail. A side with nothing outstanding,
 	// and the accepting side, whose count is not its own, need
 	// PeerTimeout. doc/failures.md has the measurements.
@@ -59,7 +67,9 @@ type Config struct {
 	// RNRRetryCount is the receiver-not-ready retry count
 	// (rdma_conn_param.rnr_retry_count, 0 to 7; 7 means retry forever):
 	// how many times a send is retried while the other side has no
-	// receive posted. Default 7, librpma's value.
+	// receive posted. 0 means the default, 7, librpma's value;
+	// [NoRetries] asks for 0 retries (a send that finds no receive
+	// posted then fails with IBV_WC_RNR_RETRY_EXC_ERR at once).
 	RNRRetryCount int
 	// PeerTimeout, when not 0, makes the library report the connection
 	// lost when the other side has not answered for that long (a Go
@@ -126,6 +136,13 @@ const (
 	MinAckTimeout = core.MinAckTimeout
 	MaxAckTimeout = core.MaxAckTimeout
 
+	// NoQueue, as SQSize or RQSize, asks for a queue of size 0 (a zero
+	// field means the default); as RCQSize, for no receive CQ, as 0 does.
+	NoQueue = core.NoQueue
+	// NoRetries, as RetryCount or RNRRetryCount, asks for 0 retries (a
+	// zero field means the default).
+	NoRetries = core.NoRetries
+
 	// MaxConnectPrivateData is the most private data ConnReq.Connect
 	// sends from the connecting side (rdma_cm over IB CM, RDMA_PS_TCP).
 	MaxConnectPrivateData = core.MaxConnectPrivateData
@@ -135,8 +152,10 @@ const (
 )
 
 // DefaultConfig mirrors rpma_conn_cfg_new: a new Config with librpma's
-// defaults: Timeout 1000 ms, CQSize 10, RCQSize 0, SQSize 10, RQSize 10,
-// SharedCompChannel false, RetryCount 7, RNRRetryCount 7, no SRQ.
+// defaults filled in: Timeout 1000 ms, CQSize 10, RCQSize 0, SQSize 10,
+// RQSize 10, SharedCompChannel false, RetryCount 7, RNRRetryCount 7, no
+// SRQ. It means what &Config{} and a nil *Config mean; it is for code
+// that reads the defaults or adjusts them.
 func DefaultConfig() *Config {
 	p := core.DefaultConnParams()
 	return &Config{
@@ -154,17 +173,18 @@ func DefaultConfig() *Config {
 
 // Validate returns nil if c can be used, else an error matching
 // [rpma.ErrInvalidArgument] naming the first field out of range. A nil c
-// is valid (it means the defaults).
+// is valid (it means the defaults); zero fields are valid (each means its
+// default). It checks what a request would use: core.ResolveParams fills
+// the defaults in and validates, as NewRequest and ep's NextConnReq do.
 func (c *Config) Validate() error {
-	if c == nil {
-		return nil
-	}
-	return c.params().Validate("conn_cfg")
+	_, err := core.ResolveParams("conn_cfg", c.params())
+	return err
 }
 
 // params is the core view of c (nil stays nil): a copy, field for field
-// (TestConfigParams checks that none is forgotten).
-// Package ep has the same copy.
+// (TestConfigParams checks that none is forgotten), as the user wrote it:
+// core.ResolveParams turns zero fields into defaults. Package ep has the
+// same copy (its TestParams guards it).
 func (c *Config) params() *core.ConnParams {
 	if c == nil {
 		return nil

@@ -3,6 +3,7 @@ package conn
 import (
 	"reflect"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 
@@ -55,4 +56,62 @@ func TestConfigParams(t *testing.T) {
 	}
 
 	require.Nil(t, (*Config)(nil).params(), "nil stays nil: the defaults")
+}
+
+// TestConfigZeroValues: what a request is built with (the core params
+// after core.ResolveParams, the path of NewRequest and NextConnReq) for a
+// Config with one field set: that field as given, or as its explicit
+// spelling says, and the defaults for the others.
+func TestConfigZeroValues(t *testing.T) {
+	def := core.DefaultConnParams()
+	with := func(mod func(*core.ConnParams)) core.ConnParams {
+		p := def
+		mod(&p)
+		return p
+	}
+	resolve := func(t *testing.T, c *Config) core.ConnParams {
+		t.Helper()
+		p, err := core.ResolveParams("conn_cfg", c.params())
+		require.NoError(t, err)
+		return p
+	}
+	for _, tc := range []struct {
+		name string
+		cfg  *Config
+		want core.ConnParams
+	}{
+		{"nil", nil, def},
+		{"zero", &Config{}, def},
+		{"DefaultConfig", DefaultConfig(), def},
+		{"PeerTimeout", &Config{PeerTimeout: time.Second}, with(func(p *core.ConnParams) { p.PeerTimeout = time.Second })},
+		{"AckTimeout", &Config{AckTimeout: time.Millisecond}, with(func(p *core.ConnParams) { p.AckTimeout = time.Millisecond })},
+		{"Timeout", &Config{Timeout: 3 * time.Second}, with(func(p *core.ConnParams) { p.Timeout = 3 * time.Second })},
+		{"CQSize", &Config{CQSize: 32}, with(func(p *core.ConnParams) { p.CQSize = 32 })},
+		{"RCQSize", &Config{RCQSize: 8}, with(func(p *core.ConnParams) { p.RCQSize = 8 })},
+		{"RCQSize NoQueue", &Config{RCQSize: NoQueue}, def},
+		{"SQSize", &Config{SQSize: 4}, with(func(p *core.ConnParams) { p.SQSize = 4 })},
+		{"SQSize NoQueue", &Config{SQSize: NoQueue}, with(func(p *core.ConnParams) { p.SQSize = 0 })},
+		{"RQSize", &Config{RQSize: 2}, with(func(p *core.ConnParams) { p.RQSize = 2 })},
+		{"RQSize NoQueue", &Config{RQSize: NoQueue}, with(func(p *core.ConnParams) { p.RQSize = 0 })},
+		{"SharedCompChannel", &Config{SharedCompChannel: true}, with(func(p *core.ConnParams) { p.SharedCompChannel = true })},
+		{"RetryCount", &Config{RetryCount: 2}, with(func(p *core.ConnParams) { p.RetryCount = 2 })},
+		{"RetryCount NoRetries", &Config{RetryCount: NoRetries}, with(func(p *core.ConnParams) { p.RetryCount = 0 })},
+		{"RNRRetryCount", &Config{RNRRetryCount: 3}, with(func(p *core.ConnParams) { p.RNRRetryCount = 3 })},
+		{"RNRRetryCount NoRetries", &Config{RNRRetryCount: NoRetries}, with(func(p *core.ConnParams) { p.RNRRetryCount = 0 })},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			require.Equal(t, tc.want, resolve(t, tc.cfg))
+		})
+	}
+
+	// A DefaultConfig adjusted as before this change keeps its values,
+	// however many fields it changes.
+	c := DefaultConfig()
+	c.SQSize, c.RQSize, c.CQSize, c.RCQSize, c.RetryCount = 4, 2, 32, 8, 2
+	require.Equal(t, core.ConnParams{Timeout: time.Second, CQSize: 32, RCQSize: 8, SQSize: 4, RQSize: 2,
+		RetryCount: 2, RNRRetryCount: 7}, resolve(t, c))
+
+	// Every explicit spelling at once: none is mistaken for another.
+	c = &Config{RCQSize: NoQueue, SQSize: NoQueue, RQSize: NoQueue, RetryCount: NoRetries, RNRRetryCount: NoRetries}
+	require.Equal(t, core.ConnParams{Timeout: time.Second, CQSize: 10}, resolve(t, c))
 }

@@ -45,46 +45,65 @@ func TestConfigValidate(t *testing.T) {
 		{"defaults", func(*conn.Config) {}, ""},
 		{"timeout 1ms", func(c *conn.Config) { c.Timeout = time.Millisecond }, ""},
 		{"timeout max", func(c *conn.Config) { c.Timeout = math.MaxInt32 * time.Millisecond }, ""},
-		{"timeout 0", func(c *conn.Config) { c.Timeout = 0 }, "Timeout"},
+		{"timeout 0 means the default", func(c *conn.Config) { c.Timeout = 0 }, ""},
 		{"timeout negative", func(c *conn.Config) { c.Timeout = -time.Second }, "Timeout"},
 		{"timeout sub-millisecond", func(c *conn.Config) { c.Timeout = time.Microsecond }, "Timeout"},
 		{"timeout too long", func(c *conn.Config) { c.Timeout = (math.MaxInt32 + 1) * time.Millisecond }, "Timeout"},
 		{"cq 1", func(c *conn.Config) { c.CQSize = 1 }, ""},
-		{"cq 0", func(c *conn.Config) { c.CQSize = 0 }, "CQSize"},
-		{"cq negative", func(c *conn.Config) { c.CQSize = -1 }, "CQSize"},
+		{"cq 0 means the default", func(c *conn.Config) { c.CQSize = 0 }, ""},
+		{"cq NoQueue: a connection needs its CQ", func(c *conn.Config) { c.CQSize = conn.NoQueue }, "CQSize"},
+		{"cq negative", func(c *conn.Config) { c.CQSize = -2 }, "CQSize"},
 		{"cq too big", func(c *conn.Config) { c.CQSize = math.MaxInt32 + 1 }, "CQSize"},
 		{"rcq 0 means none", func(c *conn.Config) { c.RCQSize = 0 }, ""},
+		{"rcq NoQueue means none", func(c *conn.Config) { c.RCQSize = conn.NoQueue }, ""},
 		{"rcq 5", func(c *conn.Config) { c.RCQSize = 5 }, ""},
-		{"rcq negative", func(c *conn.Config) { c.RCQSize = -1 }, "RCQSize"},
-		{"sq 0", func(c *conn.Config) { c.SQSize = 0 }, ""},
+		{"rcq negative", func(c *conn.Config) { c.RCQSize = -2 }, "RCQSize"},
+		{"sq 0 means the default", func(c *conn.Config) { c.SQSize = 0 }, ""},
+		{"sq NoQueue", func(c *conn.Config) { c.SQSize = conn.NoQueue }, ""},
 		{"sq negative", func(c *conn.Config) { c.SQSize = -5 }, "SQSize"},
 		{"sq too big", func(c *conn.Config) { c.SQSize = math.MaxInt32 + 1 }, "SQSize"},
-		{"rq 0", func(c *conn.Config) { c.RQSize = 0 }, ""},
-		{"rq negative", func(c *conn.Config) { c.RQSize = -1 }, "RQSize"},
+		{"rq 0 means the default", func(c *conn.Config) { c.RQSize = 0 }, ""},
+		{"rq NoQueue", func(c *conn.Config) { c.RQSize = conn.NoQueue }, ""},
+		{"rq negative", func(c *conn.Config) { c.RQSize = -2 }, "RQSize"},
 		{"shared channel", func(c *conn.Config) { c.SharedCompChannel = true }, ""},
-		{"retry 0", func(c *conn.Config) { c.RetryCount = 0 }, ""},
+		{"retry 0 means the default", func(c *conn.Config) { c.RetryCount = 0 }, ""},
+		{"retry NoRetries", func(c *conn.Config) { c.RetryCount = conn.NoRetries }, ""},
 		{"retry 8", func(c *conn.Config) { c.RetryCount = 8 }, "RetryCount"},
-		{"retry negative", func(c *conn.Config) { c.RetryCount = -1 }, "RetryCount"},
-		{"rnr 0", func(c *conn.Config) { c.RNRRetryCount = 0 }, ""},
+		{"retry negative", func(c *conn.Config) { c.RetryCount = -2 }, "RetryCount"},
+		{"rnr 0 means the default", func(c *conn.Config) { c.RNRRetryCount = 0 }, ""},
+		{"rnr NoRetries", func(c *conn.Config) { c.RNRRetryCount = conn.NoRetries }, ""},
 		{"rnr 8", func(c *conn.Config) { c.RNRRetryCount = 8 }, "RNRRetryCount"},
+		{"rnr negative", func(c *conn.Config) { c.RNRRetryCount = -2 }, "RNRRetryCount"},
+		{"peer timeout too short", func(c *conn.Config) { c.PeerTimeout = time.Millisecond }, "PeerTimeout"},
+		{"peer timeout negative", func(c *conn.Config) { c.PeerTimeout = -time.Second }, "PeerTimeout"},
+		{"ack timeout negative", func(c *conn.Config) { c.AckTimeout = -time.Millisecond }, "AckTimeout"},
 	} {
-		t.Run(tc.name, func(t *testing.T) {
-			c := conn.DefaultConfig()
-			tc.mod(c)
-			err := c.Validate()
-			if tc.field == "" {
-				require.NoError(t, err)
-				return
-			}
-			require.ErrorIs(t, err, rpma.ErrInvalidArgument)
-			require.Contains(t, err.Error(), tc.field+" ")
-		})
+		for _, from := range []struct {
+			name string
+			new  func() *conn.Config
+		}{{"DefaultConfig", conn.DefaultConfig}, {"literal", func() *conn.Config { return &conn.Config{} }}} {
+			t.Run(tc.name+"/"+from.name, func(t *testing.T) {
+				c := from.new()
+				tc.mod(c)
+				err := c.Validate()
+				if tc.field == "" {
+					require.NoError(t, err)
+					return
+				}
+				require.ErrorIs(t, err, rpma.ErrInvalidArgument)
+				require.Contains(t, err.Error(), tc.field+" ")
+			})
+		}
 	}
 
-	// A literal leaves sizes at zero: refused, with the field named.
-	err := (&conn.Config{Timeout: time.Second}).Validate()
+	// A literal names only the fields it cares about (the case).
+	require.NoError(t, (&conn.Config{PeerTimeout: time.Second}).Validate())
+	require.NoError(t, (&conn.Config{}).Validate(), "the zero Config: the defaults")
+	// An out-of-range value is named as the user gave it, with what 0
+	// and the explicit spelling mean.
+	err := (&conn.Config{RetryCount: -2}).Validate()
 	require.ErrorIs(t, err, rpma.ErrInvalidArgument)
-	require.Contains(t, err.Error(), "CQSize 0")
+	require.ErrorContains(t, err, "RetryCount -2 out of range [1, 7] (0: the default, 7; NoRetries: 0)")
 }
 
 // TestArgumentErrors: bad input is refused before anything reaches the

@@ -186,7 +186,7 @@ func (c *Conn) EventFD() int { return c.core().EventFD() }
 func (c *Conn) CQ() *cq.CQ { return (*cq.CQ)(c.core().CQ()) }
 
 // RCQ mirrors rpma_conn_get_rcq: the connection's receive CQ, nil when
-// Config.RCQSize was 0.
+// Config.RCQSize was 0 (or NoQueue).
 func (c *Conn) RCQ() *cq.CQ { return (*cq.CQ)(c.core().RCQ()) }
 
 // LocalAddr returns this side's address and port.

@@ -219,12 +219,12 @@
 //
 // With a retry count of 7 (librpma's, and [DefaultRetryCount]), rxe
 // retries for ever: when the other host vanishes, operations to it never
-// fail. With [Config.RetryCount] 0 to 6 on the connecting side they fail
-// (IBV_WC_RETRY_EXC_ERR) after RetryCount+1 ACK timeouts, about 0.54 s
-// each on kernel 6.12 and 2.2 s on 6.1. The accepting side's count is
-// the connecting side's, and a side with nothing outstanding sends
-// nothing to fail: set [Config.PeerTimeout] there, which makes the library
-// report the connection lost (LOST, with rpma.ErrPeerTimeout) when the
-// other side has not answered for that long. doc/failures.md has the
-// measurements.
+// fail. With [Config.RetryCount] 1 to 6 (or [NoRetries], a count of 0)
+// on the connecting side they fail (IBV_WC_RETRY_EXC_ERR) after
+// RetryCount+1 ACK timeouts, about 0.54 s each on kernel 6.12 and 2.2 s
+// on 6.1. The accepting side's count is the connecting side's, and a side
+// with nothing outstanding sends nothing to fail: set [Config.PeerTimeout]
+// there, which makes the library report the connection lost (LOST, with
+// rpma.ErrPeerTimeout) when the other side has not answered for that
+// long. doc/failures.md has the measurements.
 package conn

@@ -560,15 +560,20 @@ func ExampleConn_GetRecvComp() {
 	// got 43
 }
 
-// Configurations are plain values, checked before they are used.
+// Configurations are plain values, checked before they are used. A
+// literal sets only the fields it cares about: the others, left zero,
+// mean their defaults, which DefaultConfig spells out.
 func ExampleConfig_Validate() {
-	cfg := conn.DefaultConfig()
-	fmt.Println(cfg.Timeout, cfg.CQSize, cfg.SQSize, cfg.RQSize, cfg.RetryCount)
-	cfg.CQSize = 0
+	def := conn.DefaultConfig()
+	fmt.Println(def.Timeout, def.CQSize, def.SQSize, def.RQSize, def.RetryCount)
+	cfg := &conn.Config{PeerTimeout: time.Second, RetryCount: conn.NoRetries}
+	fmt.Println(cfg.Validate())
+	cfg.CQSize = -1
 	err := cfg.Validate()
 	fmt.Println(errors.Is(err, rpma.ErrInvalidArgument))
 	// Output:
 	// 1s 10 10 10 7
+	// <nil>
 	// true
 }
 

@@ -51,7 +51,7 @@ func TestArgumentErrors(t *testing.T) {
 	require.Zero(t, e.Refused())
 
 	bad := conn.DefaultConfig()
-	bad.SQSize = -1
+	bad.SQSize = -2 // -1 is conn.NoQueue
 	_, err = (&ep.Endpoint{}).NextConnReq(context.Background(), bad)
 	require.ErrorIs(t, err, rpma.ErrInvalidArgument, "the config is checked before waiting")
 }

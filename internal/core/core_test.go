@@ -99,10 +99,15 @@ func TestDefaultConnParams(t *testing.T) {
 		Timeout: time.Second, CQSize: 10, RCQSize: 0, SQSize: 10, RQSize: 10,
 		SharedCompChannel: false, RetryCount: 7, RNRRetryCount: 7,
 	}, p)
-	require.NoError(t, p.Validate("x"))
 	got, err := ResolveParams("x", nil)
 	require.NoError(t, err)
-	require.Equal(t, p, got)
+	require.Equal(t, p, got, "nil: the defaults")
+	got, err = ResolveParams("x", &ConnParams{})
+	require.NoError(t, err)
+	require.Equal(t, p, got, "the zero value: the defaults")
+	got, err = ResolveParams("x", &p)
+	require.NoError(t, err)
+	require.Equal(t, p, got, "the defaults, filled in, stay as they are")
 }
 
 func TestCheckPrivateData(t *testing.T) {
@@ -219,10 +224,10 @@ func TestArgumentsBeforeVerbs(t *testing.T) {
 	_, err = NewConnReq(nilCtx, p, "192.0.2.1", "7204", nil)
 	require.ErrorIs(t, err, rpma.ErrInvalidArgument)
 	bad := DefaultConnParams()
-	bad.CQSize = 0
+	bad.CQSize = -1
 	_, err = NewConnReq(context.Background(), p, "192.0.2.1", "7204", &bad)
 	require.ErrorIs(t, err, rpma.ErrInvalidArgument)
-	require.Contains(t, err.Error(), "CQSize 0")
+	require.Contains(t, err.Error(), "CQSize -1")
 	require.Zero(t, p.Children(), "no child registered on argument errors")
 
 	e := &Endpoint{}
@@ -295,8 +300,10 @@ func TestAckTimeoutExponent(t *testing.T) {
 	p := DefaultConnParams()
 	for _, bad := range []time.Duration{-time.Millisecond, MaxAckTimeout + 1} {
 		p.AckTimeout = bad
-		require.ErrorIs(t, p.Validate("conn_cfg"), rpma.ErrInvalidArgument, "%v", bad)
+		_, err := ResolveParams("conn_cfg", &p)
+		require.ErrorIs(t, err, rpma.ErrInvalidArgument, "%v", bad)
 	}
 	p.AckTimeout = MaxAckTimeout
-	require.NoError(t, p.Validate("conn_cfg"))
+	_, err := ResolveParams("conn_cfg", &p)
+	require.NoError(t, err)
 }

@@ -11,6 +11,11 @@ import (
 // (conn.Config has *srq.SRQ where this has *SRQ, so the two are copied,
 // not converted; a test in package conn checks that no field is
 // forgotten). Documentation lives on conn.Config.
+//
+// As given to ResolveParams, a ConnParams holds what the user wrote: a
+// zero field means that field's default, and [NoQueue] and [NoRetries]
+// spell a queue of size 0 and no retries. ResolveParams returns the
+// values to use, in which 0 is 0; only those reach the verbs layer.
 type ConnParams struct {
 	Timeout           time.Duration
 	CQSize            int
@@ -24,6 +29,16 @@ type ConnParams struct {
 	AckTimeout        time.Duration
 	SRQ               *SRQ
 }
+
+// The explicit spellings of what a zero field no longer says, since a
+// zero field means the default.
+const (
+	// NoQueue, as SQSize or RQSize, asks for a queue of size 0; as an
+	// RCQSize (of a connection or of an SRQ), for no receive CQ.
+	NoQueue = -1
+	// NoRetries, as RetryCount or RNRRetryCount, asks for a count of 0.
+	NoRetries = -1
+)
 
 // librpma's defaults (src/conn_cfg.c) and the limits of this module.
 const (
@@ -70,35 +85,83 @@ func DefaultConnParams() ConnParams {
 }
 
 // ResolveParams returns the parameters to use for p: the defaults for nil,
-// else a validated copy of *p.
+// else p with its defaults filled in and its explicit spellings replaced
+// by what they spell (withDefaults), validated.
 func ResolveParams(op string, p *ConnParams) (ConnParams, error) {
 	if p == nil {
 		return DefaultConnParams(), nil
 	}
-	if err := p.Validate(op); err != nil {
+	r := p.withDefaults()
+	if err := r.validate(op); err != nil {
 		return ConnParams{}, err
 	}
-	return *p, nil
+	return r, nil
 }
 
-// Validate returns an rpma.ErrInvalidArgument error naming the first field
-// out of range, or nil.
-func (p *ConnParams) Validate(op string) error {
+// withDefaults is the one place where a user's ConnParams becomes the
+// values to use: each zero field becomes its default, NoQueue a size of
+// 0 and NoRetries a count of 0. Any other value is left for validate to
+// judge.
+func (p ConnParams) withDefaults() ConnParams {
+	d := DefaultConnParams()
+	if p.Timeout == 0 {
+		p.Timeout = d.Timeout
+	}
+	if p.CQSize == 0 {
+		p.CQSize = d.CQSize // a connection always has its main CQ
+	}
+	p.RCQSize = sizeOr(p.RCQSize, d.RCQSize)
+	p.SQSize = sizeOr(p.SQSize, d.SQSize)
+	p.RQSize = sizeOr(p.RQSize, d.RQSize)
+	p.RetryCount = countOr(p.RetryCount, d.RetryCount)
+	p.RNRRetryCount = countOr(p.RNRRetryCount, d.RNRRetryCount)
+	// PeerTimeout and AckTimeout: 0 (off, rdma_cm's) is their default.
+	return p
+}
+
+// sizeOr is size with 0 meaning def and NoQueue meaning 0.
+func sizeOr(size, def int) int {
+	switch size {
+	case 0:
+		return def
+	case NoQueue:
+		return 0
+	}
+	return size
+}
+
+// countOr is count with 0 meaning def and NoRetries meaning 0.
+func countOr(count, def int) int {
+	switch count {
+	case 0:
+		return def
+	case NoRetries:
+		return 0
+	}
+	return count
+}
+
+// validate returns an rpma.ErrInvalidArgument error naming the first field
+// of p, resolved by withDefaults, that is out of range, or nil. Only
+// values the user gave survive withDefaults out of range, so the messages
+// speak the user's terms: the value as given, and what 0 and the
+// explicit spellings mean.
+func (p *ConnParams) validate(op string) error {
 	switch {
 	case p.Timeout < time.Millisecond || p.Timeout > MaxTimeout:
-		return rpma.Inval(op, "Timeout %v out of range [1ms, %v]", p.Timeout, MaxTimeout)
+		return rpma.Inval(op, "Timeout %v out of range [1ms, %v] (0: the default, %v)", p.Timeout, MaxTimeout, DefaultTimeout)
 	case p.CQSize < 1 || p.CQSize > MaxQueueSize:
-		return rpma.Inval(op, "CQSize %d out of range [1, %d]", p.CQSize, MaxQueueSize)
+		return rpma.Inval(op, "CQSize %d out of range [1, %d] (0: the default, %d)", p.CQSize, MaxQueueSize, DefaultCQSize)
 	case p.RCQSize < 0 || p.RCQSize > MaxQueueSize:
-		return rpma.Inval(op, "RCQSize %d out of range [0, %d] (0: no receive CQ)", p.RCQSize, MaxQueueSize)
+		return rpma.Inval(op, "RCQSize %d out of range [1, %d] (0, the default, or NoQueue: no receive CQ)", p.RCQSize, MaxQueueSize)
 	case p.SQSize < 0 || p.SQSize > MaxQueueSize:
-		return rpma.Inval(op, "SQSize %d out of range [0, %d]", p.SQSize, MaxQueueSize)
+		return rpma.Inval(op, "SQSize %d out of range [1, %d] (0: the default, %d; NoQueue: a queue of 0)", p.SQSize, MaxQueueSize, DefaultSQSize)
 	case p.RQSize < 0 || p.RQSize > MaxQueueSize:
-		return rpma.Inval(op, "RQSize %d out of range [0, %d]", p.RQSize, MaxQueueSize)
+		return rpma.Inval(op, "RQSize %d out of range [1, %d] (0: the default, %d; NoQueue: a queue of 0)", p.RQSize, MaxQueueSize, DefaultRQSize)
 	case p.RetryCount < 0 || p.RetryCount > MaxRetryCount:
-		return rpma.Inval(op, "RetryCount %d out of range [0, %d]", p.RetryCount, MaxRetryCount)
+		return rpma.Inval(op, "RetryCount %d out of range [1, %d] (0: the default, %d; NoRetries: 0)", p.RetryCount, MaxRetryCount, DefaultRetryCount)
 	case p.RNRRetryCount < 0 || p.RNRRetryCount > MaxRetryCount:
-		return rpma.Inval(op, "RNRRetryCount %d out of range [0, %d]", p.RNRRetryCount, MaxRetryCount)
+		return rpma.Inval(op, "RNRRetryCount %d out of range [1, %d] (0: the default, %d; NoRetries: 0)", p.RNRRetryCount, MaxRetryCount, DefaultRNRRetryCount)
 	case p.PeerTimeout != 0 && (p.PeerTimeout < MinPeerTimeout || p.PeerTimeout > MaxPeerTimeout):
 		return rpma.Inval(op, "PeerTimeout %v out of range [%v, %v] (0: off)", p.PeerTimeout, MinPeerTimeout, MaxPeerTimeout)
 	case p.AckTimeout != 0 && (p.AckTimeout < 0 || p.AckTimeout > MaxAckTimeout):

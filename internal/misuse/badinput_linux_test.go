@@ -378,13 +378,15 @@ func (f *fixture) otherCases(t *testing.T) []badCase {
 		{"Conn.CompFD: no shared channel", rpma.ErrNotSharedChannel, func() error { _, err := c.CompFD(); return err }},
 	}
 	for _, bad := range []func(*conn.Config){
-		func(cfg *conn.Config) { cfg.CQSize = 0 },
-		func(cfg *conn.Config) { cfg.SQSize = -1 },
-		func(cfg *conn.Config) { cfg.RQSize = -1 },
-		func(cfg *conn.Config) { cfg.RCQSize = -1 },
+		// 0 means the default, and -1 is NoQueue or NoRetries where a
+		// field has one (CQSize has not): the invalid values lie below.
+		func(cfg *conn.Config) { cfg.CQSize = -1 },
+		func(cfg *conn.Config) { cfg.SQSize = -2 },
+		func(cfg *conn.Config) { cfg.RQSize = -2 },
+		func(cfg *conn.Config) { cfg.RCQSize = -2 },
 		func(cfg *conn.Config) { cfg.RetryCount = 8 },
-		func(cfg *conn.Config) { cfg.RNRRetryCount = -1 },
-		func(cfg *conn.Config) { cfg.Timeout = 0 },
+		func(cfg *conn.Config) { cfg.RNRRetryCount = -2 },
+		func(cfg *conn.Config) { cfg.Timeout = -time.Second },
 		func(cfg *conn.Config) { cfg.CQSize = 1 << 30 },
 		func(cfg *conn.Config) { cfg.SRQ = f.srq; cfg.SharedCompChannel = true; cfg.RCQSize = 4 },
 	} {

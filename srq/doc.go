@@ -3,8 +3,7 @@
 // many connections.
 //
 //	s, err := srq.New(p, nil)                // RQSize 20, RCQSize 20
-//	cfg := conn.DefaultConfig()
-//	cfg.SRQ = s                              // rpma_conn_cfg_set_srq
+//	cfg := &conn.Config{SRQ: s}              // rpma_conn_cfg_set_srq; the rest: defaults
 //	... accept or connect with cfg ...
 //	s.Recv(buf, 0, 64, ctx)                  // not conn.Conn.Recv
 //	s.RCQ().Wait(ctx); s.RCQ().GetWC(wcs)    // WC.QPNum: which connection

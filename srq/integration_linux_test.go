@@ -97,20 +97,20 @@ func next(t *testing.T, ctx context.Context, q *cq.CQ) cq.WC {
 // receive CQ tells them apart by QP number and each message lands in a
 // receive buffer of the SRQ.
 func TestIntegrationSRQServesTwo(t *testing.T) {
-	for _, rcq := range []int{srq.DefaultRCQSize, 0} {
+	for _, rcq := range []int{srq.DefaultRCQSize, srq.NoRCQ} {
 		t.Run(fmt.Sprintf("RCQSize=%d", rcq), func(t *testing.T) {
 			p, e, ip, ctx := setup(t)
 			s, err := srq.New(p, &srq.Config{RQSize: 8, RCQSize: rcq})
 			require.NoError(t, err)
 			defer func() { require.NoError(t, s.Close()) }()
-			if rcq == 0 {
+			if rcq == srq.NoRCQ {
 				require.Nil(t, s.RCQ())
 			} else {
 				require.NotNil(t, s.RCQ())
 			}
 			scfg := conn.DefaultConfig()
 			scfg.SRQ = s
-			if rcq == 0 {
+			if rcq == srq.NoRCQ {
 				// Every receive of the SRQ may complete on this
 				// connection's CQ: it must have room for them and
 				// for the sends.
@@ -196,7 +196,7 @@ func TestIntegrationSRQRules(t *testing.T) {
 	require.NoError(t, s2.Close())
 	require.True(t, errors.Is(s2.Recv(nil, 0, 0, 4), rpma.ErrInvalidArgument))
 
-	_, err = srq.New(p, &srq.Config{RQSize: 0, RCQSize: 1})
+	_, err = srq.New(p, &srq.Config{RQSize: -1, RCQSize: 1})
 	require.ErrorIs(t, err, rpma.ErrInvalidArgument)
 }
 
@@ -214,7 +214,7 @@ func TestIntegrationSRQSlotsSurviveClosedConnections(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
 	const depth = 20
-	s, err := srq.New(p, &srq.Config{RQSize: depth, RCQSize: 0})
+	s, err := srq.New(p, &srq.Config{RQSize: depth, RCQSize: srq.NoRCQ})
 	require.NoError(t, err)
 	defer func() { require.NoError(t, s.Close()) }()
 	rbuf, _ := reg(t, p, depth*64, mr.UsageRecv)

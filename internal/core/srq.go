@@ -31,19 +31,50 @@ type SRQ struct {
 	leak  *leak.Handle
 }
 
-// NewSRQ mirrors rpma_srq_new.
-func NewSRQ(p *Peer, rqSize, rcqSize int) (*SRQ, error) {
-	const op = "srq_new"
-	if rqSize < 1 || rqSize > MaxQueueSize {
-		return nil, rpma.Inval(op, "RQSize %d out of range [1, %d]", rqSize, MaxQueueSize)
+// SRQParams is the implementation side of srq.Config, which converts to
+// it (documentation lives there). As given to ResolveSRQParams, a zero
+// field means that field's default and NoQueue as RCQSize means no
+// receive CQ; ResolveSRQParams returns the sizes to use, in which an
+// RCQSize of 0 means no receive CQ.
+type SRQParams struct {
+	RQSize  int
+	RCQSize int
+}
+
+// ResolveSRQParams returns the sizes to use for p: the defaults for nil,
+// else p with zero fields replaced by their defaults and NoQueue by 0,
+// validated. It is the one place where srq.Config's zero values are
+// interpreted.
+func ResolveSRQParams(op string, p *SRQParams) (SRQParams, error) {
+	r := SRQParams{RQSize: DefaultSRQSize, RCQSize: DefaultSRQRCQSize}
+	if p == nil {
+		return r, nil
 	}
-	if rcqSize < 0 || rcqSize > MaxQueueSize {
-		return nil, rpma.Inval(op, "RCQSize %d out of range [0, %d] (0: no receive CQ)", rcqSize, MaxQueueSize)
+	if p.RQSize != 0 {
+		r.RQSize = p.RQSize // an SRQ of 0 receives is no SRQ: no NoQueue here
+	}
+	r.RCQSize = sizeOr(p.RCQSize, DefaultSRQRCQSize)
+	switch {
+	case r.RQSize < 1 || r.RQSize > MaxQueueSize:
+		return SRQParams{}, rpma.Inval(op, "RQSize %d out of range [1, %d] (0: the default, %d)", r.RQSize, MaxQueueSize, DefaultSRQSize)
+	case r.RCQSize < 0 || r.RCQSize > MaxQueueSize:
+		return SRQParams{}, rpma.Inval(op, "RCQSize %d out of range [1, %d] (0: the default, %d; NoRCQ: no receive CQ)", r.RCQSize, MaxQueueSize, DefaultSRQRCQSize)
+	}
+	return r, nil
+}
+
+// NewSRQ mirrors rpma_srq_new, with the sizes prm asks for (nil: the
+// defaults; see ResolveSRQParams).
+func NewSRQ(p *Peer, prm *SRQParams) (*SRQ, error) {
+	const op = "srq_new"
+	sizes, err := ResolveSRQParams(op, prm)
+	if err != nil {
+		return nil, err
 	}
 	if err := p.acquire(op); err != nil {
 		return nil, err
 	}
-	s, err := newSRQ(op, p, rqSize, rcqSize)
+	s, err := newSRQ(op, p, sizes.RQSize, sizes.RCQSize)
 	if err != nil {
 		p.release()
 		return nil, err

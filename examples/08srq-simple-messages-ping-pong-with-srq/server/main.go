@@ -72,7 +72,7 @@ func run(addr, port string, mode byte) (err error) {
 	// create the shared RQ: with its own receive CQ only in mode s
 	srqCfg := srq.DefaultConfig()
 	if mode != 's' {
-		srqCfg.RCQSize = 0
+		srqCfg.RCQSize = srq.NoRCQ
 	}
 	s, err := srq.New(p, srqCfg)
 	if err != nil {

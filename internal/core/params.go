@@ -30,8 +30,8 @@ type ConnParams struct {
 	SRQ               *SRQ
 }
 
-// The explicit spellings of what a zero field no longer says, since a
-// zero field means the default.
+// Names for the zeros that are settings of their own, since a zero field
+// means the default.
 const (
 	// NoQueue, as SQSize or RQSize, asks for a queue of size 0; as an
 	// RCQSize (of a connection or of an SRQ), for no receive CQ.

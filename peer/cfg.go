@@ -1,6 +1,6 @@
 package peer
 
-import "github.com/gorpma/rpma/rpma"
+import "github.com/gorpma/rpma/internal/rpmaerr"
 
 // CfgDescriptorSize mirrors rpma_peer_cfg_get_descriptor_size: a peer
 // configuration descriptor is always one byte.
@@ -37,7 +37,7 @@ func (c Cfg) Descriptor() [CfgDescriptorSize]byte {
 // empty desc is an error matching [rpma.ErrInvalidArgument].
 func CfgFromDescriptor(desc []byte) (Cfg, error) {
 	if len(desc) < CfgDescriptorSize {
-		return Cfg{}, rpma.Inval("peer_cfg_from_descriptor",
+		return Cfg{}, rpmaerr.Inval("peer_cfg_from_descriptor",
 			"descriptor of %d bytes, need %d", len(desc), CfgDescriptorSize)
 	}
 	return Cfg{DirectWriteToPMem: desc[0] != 0}, nil

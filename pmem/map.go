@@ -12,6 +12,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/gorpma/rpma/internal/cpuflush"
+	"github.com/gorpma/rpma/internal/rpmaerr"
 	"github.com/gorpma/rpma/rpma"
 )
 
@@ -26,7 +27,7 @@ import (
 // else MAP_SHARED (Kind File, persisted with msync).
 func Map(path string, size int64) (*Region, error) {
 	if size < 0 {
-		return nil, rpma.Inval("pmem_map", "size %d must not be negative", size)
+		return nil, rpmaerr.Inval("pmem_map", "size %d must not be negative", size)
 	}
 	flag := os.O_RDWR
 	if size > 0 {
@@ -45,13 +46,13 @@ func Map(path string, size int64) (*Region, error) {
 		return mapDeviceDAX(f, path, size)
 	}
 	if !st.Mode().IsRegular() {
-		return nil, rpma.Inval("pmem_map", "%s is neither a regular file nor a Device DAX device", path)
+		return nil, rpmaerr.Inval("pmem_map", "%s is neither a regular file nor a Device DAX device", path)
 	}
 	if size == 0 {
 		size = st.Size()
 	}
 	if size == 0 {
-		return nil, rpma.Inval("pmem_map", "%s is empty: give a size", path)
+		return nil, rpmaerr.Inval("pmem_map", "%s is empty: give a size", path)
 	}
 	if st.Size() < size {
 		if err := f.Truncate(size); err != nil {
@@ -59,7 +60,7 @@ func Map(path string, size int64) (*Region, error) {
 		}
 	}
 	if int64(int(size)) != size {
-		return nil, rpma.Inval("pmem_map", "size %d too large", size)
+		return nil, rpmaerr.Inval("pmem_map", "size %d too large", size)
 	}
 	prot := unix.PROT_READ | unix.PROT_WRITE
 	b, err := unix.Mmap(int(f.Fd()), 0, int(size), prot, unix.MAP_SHARED_VALIDATE|unix.MAP_SYNC)
@@ -74,7 +75,7 @@ func Map(path string, size int64) (*Region, error) {
 	}
 	if kind == FsDAX && !cpuflush.Supported() {
 		unix.Munmap(b)
-		return nil, rpma.NoSupp("pmem_map", "%s is on a DAX file system but this build cannot flush CPU caches", path)
+		return nil, rpmaerr.NoSupp("pmem_map", "%s is on a DAX file system but this build cannot flush CPU caches", path)
 	}
 	return &Region{b: b, m: b, kind: kind, path: path}, nil
 }
@@ -83,10 +84,10 @@ func pathError(op string, err error) error {
 	var pe *os.PathError
 	if errors.As(err, &pe) {
 		if errno, ok := pe.Err.(unix.Errno); ok {
-			return rpma.NewError(op, rpma.CodeProvider, errno, "%s", pe.Path)
+			return rpmaerr.New(op, rpma.CodeProvider, errno, "%s", pe.Path)
 		}
 	}
-	return rpma.NewError(op, rpma.CodeUnknown, 0, "%v", err)
+	return rpmaerr.New(op, rpma.CodeUnknown, 0, "%v", err)
 }
 
 // daxAttr reads a Device DAX attribute (size, align) from sysfs.
@@ -105,11 +106,11 @@ func daxAttr(f *os.File, name string) (int64, error) {
 
 func mapDeviceDAX(f *os.File, path string, size int64) (*Region, error) {
 	if !cpuflush.Supported() {
-		return nil, rpma.NoSupp("pmem_map", "Device DAX needs a CPU cache flush, which this build lacks")
+		return nil, rpmaerr.NoSupp("pmem_map", "Device DAX needs a CPU cache flush, which this build lacks")
 	}
 	devSize, err := daxAttr(f, "size")
 	if err != nil {
-		return nil, rpma.Inval("pmem_map", "%s is a character device but not Device DAX: %v", path, err)
+		return nil, rpmaerr.Inval("pmem_map", "%s is a character device but not Device DAX: %v", path, err)
 	}
 	align, err := daxAttr(f, "align")
 	if err != nil || align <= 0 {
@@ -119,7 +120,7 @@ func mapDeviceDAX(f *os.File, path string, size int64) (*Region, error) {
 		size = devSize
 	}
 	if size > devSize || size%align != 0 {
-		return nil, rpma.Inval("pmem_map", "size %d: %s holds %d bytes and needs a multiple of %d", size, path, devSize, align)
+		return nil, rpmaerr.Inval("pmem_map", "size %d: %s holds %d bytes and needs a multiple of %d", size, path, devSize, align)
 	}
 	b, err := unix.Mmap(int(f.Fd()), 0, int(size), unix.PROT_READ|unix.PROT_WRITE, unix.MAP_SHARED)
 	if err != nil {

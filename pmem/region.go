@@ -8,6 +8,7 @@ import (
 
 	"github.com/gorpma/rpma/internal/cpuflush"
 	"github.com/gorpma/rpma/internal/regmem"
+	"github.com/gorpma/rpma/internal/rpmaerr"
 	"github.com/gorpma/rpma/rpma"
 )
 
@@ -61,7 +62,7 @@ type Region struct {
 // that a fork does not leave the parent's registered pages copy-on-write.
 func Alloc(size int) (*Region, error) {
 	if size <= 0 {
-		return nil, rpma.Inval("pmem_alloc", "size %d must be positive", size)
+		return nil, rpmaerr.Inval("pmem_alloc", "size %d must be positive", size)
 	}
 	page := os.Getpagesize()
 	n := (size + page - 1) / page * page
@@ -107,15 +108,15 @@ func (r *Region) Path() string {
 // msync (File), nothing (Anonymous).
 func (r *Region) Persist(off, n int) error {
 	if r == nil {
-		return rpma.Inval("pmem_persist", "region is nil")
+		return rpmaerr.Inval("pmem_persist", "region is nil")
 	}
 	r.mu.RLock()
 	defer r.mu.RUnlock()
 	if r.b == nil {
-		return rpma.Inval("pmem_persist", "region is closed")
+		return rpmaerr.Inval("pmem_persist", "region is closed")
 	}
 	if off < 0 || n < 0 || off > len(r.b)-n {
-		return rpma.Inval("pmem_persist", "range [%d, %d+%d) outside the region of %d bytes", off, off, n, len(r.b))
+		return rpmaerr.Inval("pmem_persist", "range [%d, %d+%d) outside the region of %d bytes", off, off, n, len(r.b))
 	}
 	switch r.kind {
 	case DeviceDAX, FsDAX:
@@ -149,7 +150,7 @@ func (r *Region) Close() error {
 		return nil
 	}
 	if n := regmem.Overlapping(r.m); n > 0 {
-		return rpma.NewError("pmem_close", rpma.CodeInval, syscall.EBUSY,
+		return rpmaerr.New("pmem_close", rpma.CodeInval, syscall.EBUSY,
 			"%d memory region(s) still registered in it: deregister them (mr.Local.Dereg) first", n)
 	}
 	m := r.m

@@ -5,6 +5,7 @@ package pmem
 import (
 	"golang.org/x/sys/unix"
 
+	"github.com/gorpma/rpma/internal/rpmaerr"
 	"github.com/gorpma/rpma/rpma"
 )
 
@@ -39,7 +40,7 @@ func mmapError(op string, err error) error {
 		if errno == unix.ENOMEM {
 			code = rpma.CodeNoMem
 		}
-		return rpma.NewError(op, code, errno, "")
+		return rpmaerr.New(op, code, errno, "")
 	}
-	return rpma.NewError(op, rpma.CodeUnknown, 0, "%v", err)
+	return rpmaerr.New(op, rpma.CodeUnknown, 0, "%v", err)
 }

@@ -238,7 +238,7 @@ func CodeOf(err error) (Code, bool) {
 // OpError values hold no pointers to per-call data, so errors for hot paths
 // can be built once as package variables, for example
 //
-//	var errPostSendNoMem = rpma.NewError("ibv_post_send", rpma.CodeProvider, unix.ENOMEM, "")
+//	var errPostSendNoMem error = &rpma.OpError{Op: "ibv_post_send", Code: rpma.CodeProvider, Errno: unix.ENOMEM}
 //
 // and returned as they are: returning such a prebuilt error does not allocate.
 type OpError struct {
@@ -310,33 +310,10 @@ func (e *OpError) Is(target error) bool {
 
 func (e *OpError) rpmaCode() Code { return e.Code }
 
-// NewError returns an [*OpError] for op with the given code and errno (0 if
-// none). A non-empty format is formatted with args, as by fmt.Sprintf, into
-// the detail message.
-func NewError(op string, code Code, errno syscall.Errno, format string, args ...any) error {
-	var msg string
-	if format != "" {
-		msg = fmt.Sprintf(format, args...)
-	}
-	return &OpError{Op: op, Code: code, Errno: errno, Msg: msg}
-}
-
-// Inval returns an [*OpError] with [CodeInval] (RPMA_E_INVAL) for op, with
-// the detail formatted from format and args.
-func Inval(op, format string, args ...any) error {
-	return NewError(op, CodeInval, 0, format, args...)
-}
-
-// NoSupp returns an [*OpError] with [CodeNoSupp] (RPMA_E_NOSUPP) for op, with
-// the detail formatted from format and args.
-func NoSupp(op, format string, args ...any) error {
-	return NewError(op, CodeNoSupp, 0, format, args...)
-}
-
-// Provider returns an [*OpError] with [CodeProvider] (RPMA_E_PROVIDER) for the
-// failing verbs or rdma_cm call op and the errno it reported.
-func Provider(op string, errno syscall.Errno) error {
-	return &OpError{Op: op, Code: CodeProvider, Errno: errno}
+// inval is this package's own RPMA_E_INVAL (the others build theirs
+// with internal/rpmaerr, which imports this package).
+func inval(op, format string, args ...any) error {
+	return &OpError{Op: op, Code: CodeInval, Msg: fmt.Sprintf(format, args...)}
 }
 
 // codeSuffix formats an unknown enum value as "Type(value)".

@@ -78,22 +78,22 @@ func TestOpErrorMessage(t *testing.T) {
 	}{
 		{
 			name: "errno and detail",
-			err:  rpma.NewError("ibv_reg_mr", rpma.CodeProvider, syscall.EOPNOTSUPP, "maybe FsDAX needs %s", "ODP"),
+			err:  &rpma.OpError{Op: "ibv_reg_mr", Code: rpma.CodeProvider, Errno: syscall.EOPNOTSUPP, Msg: "maybe FsDAX needs ODP"},
 			want: "rpma: ibv_reg_mr: Provider error occurred: operation not supported (maybe FsDAX needs ODP)",
 		},
 		{
 			name: "errno only",
-			err:  rpma.Provider("ibv_alloc_pd", syscall.ENOMEM),
+			err:  &rpma.OpError{Op: "ibv_alloc_pd", Code: rpma.CodeProvider, Errno: syscall.ENOMEM},
 			want: "rpma: ibv_alloc_pd: Provider error occurred: cannot allocate memory",
 		},
 		{
 			name: "detail only",
-			err:  rpma.Inval("mr_reg", "usage %#x has unknown bits", 0x100),
+			err:  &rpma.OpError{Op: "mr_reg", Code: rpma.CodeInval, Msg: "usage 0x100 has unknown bits"},
 			want: "rpma: mr_reg: Invalid argument (usage 0x100 has unknown bits)",
 		},
 		{
 			name: "no detail",
-			err:  rpma.NoSupp("flush", ""),
+			err:  &rpma.OpError{Op: "flush", Code: rpma.CodeNoSupp},
 			want: "rpma: flush: Not supported",
 		},
 		{
@@ -114,7 +114,7 @@ func TestOpErrorMessage(t *testing.T) {
 }
 
 func TestOpErrorFields(t *testing.T) {
-	err := rpma.NewError("ibv_reg_mr", rpma.CodeProvider, syscall.EOPNOTSUPP, "n=%d", 3)
+	var err error = &rpma.OpError{Op: "ibv_reg_mr", Code: rpma.CodeProvider, Errno: syscall.EOPNOTSUPP, Msg: "n=3"}
 	var opErr *rpma.OpError
 	require.ErrorAs(t, err, &opErr)
 	require.Equal(t, rpma.OpError{
@@ -128,21 +128,10 @@ func TestOpErrorFields(t *testing.T) {
 	require.Equal(t, []error{rpma.ErrInvalidArgument}, (&rpma.OpError{Code: rpma.CodeInval}).Unwrap())
 	require.Equal(t, []error{syscall.EIO}, (&rpma.OpError{Errno: syscall.EIO}).Unwrap())
 	require.Nil(t, (&rpma.OpError{}).Unwrap())
-
-	inval := rpma.Inval("x", "")
-	require.ErrorAs(t, inval, &opErr)
-	require.Equal(t, rpma.CodeInval, opErr.Code)
-	require.Zero(t, opErr.Errno)
-	require.Empty(t, opErr.Msg)
-
-	nosupp := rpma.NoSupp("y", "type %v", rpma.FlushPersistent)
-	require.ErrorAs(t, nosupp, &opErr)
-	require.Equal(t, rpma.CodeNoSupp, opErr.Code)
-	require.Equal(t, "type RPMA_FLUSH_TYPE_PERSISTENT", opErr.Msg)
 }
 
 func TestOpErrorIsSentinelAndErrno(t *testing.T) {
-	base := rpma.NewError("ibv_reg_mr", rpma.CodeProvider, syscall.EOPNOTSUPP, "")
+	base := &rpma.OpError{Op: "ibv_reg_mr", Code: rpma.CodeProvider, Errno: syscall.EOPNOTSUPP}
 	wrapped := fmt.Errorf("register mr: %w", base)
 	twice := fmt.Errorf("setup: %w", wrapped)
 
@@ -172,13 +161,13 @@ func TestOpErrorIsSentinelAndErrno(t *testing.T) {
 
 func TestOpErrorErrnoMatchesOSErrors(t *testing.T) {
 	// syscall.Errno's own Is method keeps working behind an OpError.
-	err := fmt.Errorf("listen: %w", rpma.Provider("rdma_bind_addr", syscall.EACCES))
+	err := fmt.Errorf("listen: %w", &rpma.OpError{Op: "rdma_bind_addr", Code: rpma.CodeProvider, Errno: syscall.EACCES})
 	require.ErrorIs(t, err, fs.ErrPermission)
 	require.NotErrorIs(t, err, fs.ErrNotExist)
 }
 
 func TestOpErrorWithoutErrnoMatchesNoErrno(t *testing.T) {
-	err := rpma.Inval("mr_reg", "size 0")
+	var err error = &rpma.OpError{Op: "mr_reg", Code: rpma.CodeInval, Msg: "size 0"}
 	require.ErrorIs(t, err, rpma.ErrInvalidArgument)
 	require.NotErrorIs(t, err, syscall.Errno(0))
 	require.NotErrorIs(t, err, syscall.EINVAL)
@@ -250,7 +239,7 @@ func TestErrQueueFull(t *testing.T) {
 }
 
 // Prebuilt errors, as hot paths of the other packages declare them.
-var errPostSendNoMem = rpma.NewError("ibv_post_send", rpma.CodeProvider, syscall.ENOMEM, "")
+var errPostSendNoMem error = &rpma.OpError{Op: "ibv_post_send", Code: rpma.CodeProvider, Errno: syscall.ENOMEM}
 
 //go:noinline
 func postSend(fail bool) error {

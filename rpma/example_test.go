@@ -18,7 +18,7 @@ func Example_errors() {
 	// What mr.Reg returns when the locked-memory limit refuses a
 	// registration, wrapped as a caller would.
 	err := fmt.Errorf("registering the log: %w",
-		rpma.NewError("ibv_reg_mr", rpma.CodeProvider, syscall.ENOMEM, "see RLIMIT_MEMLOCK"))
+		&rpma.OpError{Op: "ibv_reg_mr", Code: rpma.CodeProvider, Errno: syscall.ENOMEM, Msg: "see RLIMIT_MEMLOCK"})
 	fmt.Println(errors.Is(err, rpma.ErrProvider), errors.Is(err, syscall.ENOMEM), errors.Is(err, rpma.ErrInvalidArgument))
 	var oe *rpma.OpError
 	if errors.As(err, &oe) {

@@ -138,10 +138,10 @@ func init() {
 // concurrent use.
 func SetLogThreshold(t LogThreshold, level LogLevel) error {
 	if !t.valid() {
-		return Inval("log_set_threshold", "invalid threshold %d", int(t))
+		return inval("log_set_threshold", "invalid threshold %d", int(t))
 	}
 	if !level.valid() {
-		return Inval("log_set_threshold", "invalid level %d", int(level))
+		return inval("log_set_threshold", "invalid level %d", int(level))
 	}
 	logThresholds[t].Store(int32(level))
 	return nil
@@ -152,7 +152,7 @@ func SetLogThreshold(t LogThreshold, level LogLevel) error {
 // threshold. It is safe for concurrent use.
 func LogThresholdOf(t LogThreshold) (LogLevel, error) {
 	if !t.valid() {
-		return LogDisabled, Inval("log_get_threshold", "invalid threshold %d", int(t))
+		return LogDisabled, inval("log_get_threshold", "invalid threshold %d", int(t))
 	}
 	return LogLevel(logThresholds[t].Load()), nil
 }

@@ -3,9 +3,9 @@ package session
 import (
 	"encoding/binary"
 
+	"github.com/gorpma/rpma/internal/rpmaerr"
 	"github.com/gorpma/rpma/mr"
 	"github.com/gorpma/rpma/peer"
-	"github.com/gorpma/rpma/rpma"
 )
 
 // Sizes of the [Offer] layout, librpma's struct common_data.
@@ -61,7 +61,7 @@ func OfferFor(m *mr.Local, pcfg peer.Cfg) Offer {
 // rpma.ErrInvalidArgument.
 func (o Offer) MarshalBinary() ([]byte, error) {
 	if n := len(o.MRDesc) + len(o.PeerCfgDesc); n > DescriptorsMaxSize {
-		return nil, rpma.Inval("session_offer", "descriptors of %d + %d bytes exceed %d", len(o.MRDesc), len(o.PeerCfgDesc), DescriptorsMaxSize)
+		return nil, rpmaerr.Inval("session_offer", "descriptors of %d + %d bytes exceed %d", len(o.MRDesc), len(o.PeerCfgDesc), DescriptorsMaxSize)
 	}
 	b := make([]byte, OfferSize)
 	binary.LittleEndian.PutUint16(b[0:], o.DataOffset)
@@ -79,11 +79,11 @@ func (o Offer) MarshalBinary() ([]byte, error) {
 // decoded ([Offer.Remote], [Offer.PeerCfg]).
 func (o *Offer) UnmarshalBinary(b []byte) error {
 	if len(b) < OfferSize {
-		return rpma.Inval("session_offer", "private data of %d bytes, need %d", len(b), OfferSize)
+		return rpmaerr.Inval("session_offer", "private data of %d bytes, need %d", len(b), OfferSize)
 	}
 	mrn, pcn := int(b[2]), int(b[3])
 	if mrn+pcn > DescriptorsMaxSize {
-		return rpma.Inval("session_offer", "descriptor sizes %d + %d exceed %d", mrn, pcn, DescriptorsMaxSize)
+		return rpmaerr.Inval("session_offer", "descriptor sizes %d + %d exceed %d", mrn, pcn, DescriptorsMaxSize)
 	}
 	desc := b[4 : 4+DescriptorsMaxSize]
 	*o = Offer{

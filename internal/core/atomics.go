@@ -2,6 +2,7 @@ package core
 
 import (
 	"github.com/gorpma/rpma/internal/ibv"
+	"github.com/gorpma/rpma/internal/rpmaerr"
 	"github.com/gorpma/rpma/rpma"
 )
 
@@ -48,16 +49,16 @@ func (c *Conn) checkRemoteAtomic(op string, dst *RemoteMR, dstOff int, result *M
 		return err
 	}
 	if c.peer.atomicCap == ibv.AtomicNone {
-		return rpma.NewError(op, rpma.CodeNoSupp, 0, "the device has no remote atomics (atomic_cap IBV_ATOMIC_NONE)")
+		return rpmaerr.New(op, rpma.CodeNoSupp, 0, "the device has no remote atomics (atomic_cap IBV_ATOMIC_NONE)")
 	}
 	if _, err := checkFlags(op, flags); err != nil {
 		return err
 	}
 	if result == nil {
-		return rpma.Inval(op, "no local memory region for the old value")
+		return rpmaerr.Inval(op, "no local memory region for the old value")
 	}
 	if dst == nil {
-		return rpma.Inval(op, "no remote memory region")
+		return rpmaerr.Inval(op, "no remote memory region")
 	}
 	if _, _, err := localRange(op, c.peer, result, UsageReadDst, resultOff, atomicSize); err != nil {
 		return err

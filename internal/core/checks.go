@@ -4,6 +4,7 @@ import (
 	"strconv"
 
 	"github.com/gorpma/rpma/internal/ibv"
+	"github.com/gorpma/rpma/internal/rpmaerr"
 	"github.com/gorpma/rpma/rpma"
 )
 
@@ -95,7 +96,7 @@ func (c *Conn) usable(op string) error {
 // requires them non-zero; only the RPMA_F_COMPLETION_* bits exist.
 func checkFlags(op string, flags rpma.CompletionFlags) (user bool, err error) {
 	if flags <= 0 || flags > rpma.CompletionAlways {
-		return false, rpma.Inval(op, "completion flags %d: want rpma.CompletionOnError or rpma.CompletionAlways", int(flags))
+		return false, rpmaerr.Inval(op, "completion flags %d: want rpma.CompletionOnError or rpma.CompletionAlways", int(flags))
 	}
 	// RPMA_F_COMPLETION_ON_SUCCESS = ALWAYS & ~ON_ERROR asks for a
 	// signaled work request.
@@ -112,7 +113,7 @@ func checkFlags(op string, flags rpma.CompletionFlags) (user bool, err error) {
 func localRange(op string, p *Peer, m *MR, need, off, n int) (uint64, uint32, error) {
 	if m == nil {
 		if off != 0 || n != 0 {
-			return 0, 0, rpma.Inval(op, "no local memory region: offset and length must be 0")
+			return 0, 0, rpmaerr.Inval(op, "no local memory region: offset and length must be 0")
 		}
 		return 0, 0, nil
 	}
@@ -120,10 +121,10 @@ func localRange(op string, p *Peer, m *MR, need, off, n int) (uint64, uint32, er
 		return 0, 0, errClosed(op, "memory region")
 	}
 	if m.peer != p {
-		return 0, 0, rpma.Inval(op, "the local memory region was registered on another peer (protection domain)")
+		return 0, 0, rpmaerr.Inval(op, "the local memory region was registered on another peer (protection domain)")
 	}
 	if m.usage&need == 0 {
-		return 0, 0, rpma.Inval(op, "the local memory region was registered without %s, which %s needs", usageName(need), op)
+		return 0, 0, rpmaerr.Inval(op, "the local memory region was registered without %s, which %s needs", usageName(need), op)
 	}
 	if err := checkRange(op, "local memory region", off, n, m.size); err != nil {
 		return 0, 0, err
@@ -137,12 +138,12 @@ func localRange(op string, p *Peer, m *MR, need, off, n int) (uint64, uint32, er
 func remoteRange(op string, r *RemoteMR, need, off, n int) (uint64, uint32, error) {
 	if r == nil {
 		if off != 0 || n != 0 {
-			return 0, 0, rpma.Inval(op, "no remote memory region: offset and length must be 0")
+			return 0, 0, rpmaerr.Inval(op, "no remote memory region: offset and length must be 0")
 		}
 		return 0, 0, nil
 	}
 	if need != 0 && r.usage&need == 0 {
-		return 0, 0, rpma.Inval(op, "the remote memory region's descriptor lacks %s, which %s needs (the other side did not register it for that)", usageName(need), op)
+		return 0, 0, rpmaerr.Inval(op, "the remote memory region's descriptor lacks %s, which %s needs (the other side did not register it for that)", usageName(need), op)
 	}
 	if err := checkRange(op, "remote memory region", off, n, r.size); err != nil {
 		return 0, 0, err
@@ -179,7 +180,7 @@ func usageName(u int) string {
 // neither (a 0-byte operation).
 func bothOrNeither(op string, local *MR, remote *RemoteMR) error {
 	if (local == nil) != (remote == nil) {
-		return rpma.Inval(op, "give both memory regions, or neither for a 0-byte operation")
+		return rpmaerr.Inval(op, "give both memory regions, or neither for a 0-byte operation")
 	}
 	return nil
 }
@@ -192,17 +193,17 @@ func (c *Conn) flushAllowed(op string, dst *RemoteMR, typ rpma.FlushType) error 
 	switch typ {
 	case rpma.FlushPersistent:
 		if !c.directWriteToPMem.Load() {
-			return rpma.NoSupp(op, "Connection does not support flush to persistency. Check if the remote node supports direct write to persistent memory.")
+			return rpmaerr.NoSupp(op, "Connection does not support flush to persistency. Check if the remote node supports direct write to persistent memory.")
 		}
 		if dst.usage&UsageFlushPersistent == 0 {
-			return rpma.NoSupp(op, "The remote memory region does not support flushing to persistency")
+			return rpmaerr.NoSupp(op, "The remote memory region does not support flushing to persistency")
 		}
 	case rpma.FlushVisibility:
 		if dst.usage&UsageFlushVisibility == 0 {
-			return rpma.NoSupp(op, "The remote memory region does not support flushing to global visibility")
+			return rpmaerr.NoSupp(op, "The remote memory region does not support flushing to global visibility")
 		}
 	default:
-		return rpma.Inval(op, "unknown flush type %d", int(typ))
+		return rpmaerr.Inval(op, "unknown flush type %d", int(typ))
 	}
 	return nil
 }
@@ -216,7 +217,7 @@ func (c *Conn) flushRange(op string, dst *RemoteMR, off, n int) (uint64, uint32,
 	}
 	if !c.nativeFlush {
 		if _, _, err := remoteRange(op, dst, 0, off, 8); err != nil {
-			return 0, 0, rpma.Inval(op, "the emulated flush reads 8 bytes at offset %d, outside the remote region of %d bytes", off, dst.size)
+			return 0, 0, rpmaerr.Inval(op, "the emulated flush reads 8 bytes at offset %d, outside the remote region of %d bytes", off, dst.size)
 		}
 	}
 	return raddr, rkey, nil

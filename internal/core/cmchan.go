@@ -6,6 +6,7 @@ import (
 	"os"
 
 	"github.com/gorpma/rpma/internal/ibv"
+	"github.com/gorpma/rpma/internal/rpmaerr"
 	"github.com/gorpma/rpma/rpma"
 )
 
@@ -82,7 +83,7 @@ func (c *cmChannel) next(ctx context.Context, op, what string) (ibv.CMEvent, err
 func waitError(op, what, awaited string, err error) error {
 	switch {
 	case err == nil:
-		return rpma.NewError(op, rpma.CodeUnknown, 0, "the wait for %s ended without it", awaited)
+		return rpmaerr.New(op, rpma.CodeUnknown, 0, "the wait for %s ended without it", awaited)
 	case errors.Is(err, os.ErrClosed):
 		return errClosed(op, what)
 	case errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded):
@@ -90,7 +91,7 @@ func waitError(op, what, awaited string, err error) error {
 	case errors.As(err, new(*os.SyscallError)):
 		return provider(op, err) // the call that failed, with its errno
 	default:
-		return rpma.NewError(op, rpma.CodeProvider, 0, "waiting for %s: %v", awaited, err)
+		return rpmaerr.New(op, rpma.CodeProvider, 0, "waiting for %s: %v", awaited, err)
 	}
 }
 

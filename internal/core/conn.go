@@ -7,6 +7,7 @@ import (
 
 	"github.com/gorpma/rpma/internal/ibv"
 	"github.com/gorpma/rpma/internal/leak"
+	"github.com/gorpma/rpma/internal/rpmaerr"
 	"github.com/gorpma/rpma/rpma"
 )
 
@@ -60,7 +61,7 @@ func (c *Conn) CompFD() (int, error) {
 	}
 	defer c.exit()
 	if c.q.shared == nil {
-		return -1, rpma.NewError(op, rpma.CodeNotSharedChnl, 0, "")
+		return -1, rpmaerr.New(op, rpma.CodeNotSharedChnl, 0, "")
 	}
 	return c.q.shared.ch.FD(), nil
 }
@@ -127,7 +128,7 @@ func (c *Conn) TryNextEvent() (rpma.ConnEvent, error) {
 	return reportEvent(op, ev)
 }
 
-var errNoEventYet = rpma.NewError("conn_next_event", rpma.CodeNoEvent, 0, "no event pending")
+var errNoEventYet = rpmaerr.New("conn_next_event", rpma.CodeNoEvent, 0, "no event pending")
 
 // reportEvent maps an rdma_cm event to the connection event NextEvent
 // returns, logging it as librpma does.
@@ -135,7 +136,7 @@ func reportEvent(op string, ev ibv.CMEvent) (rpma.ConnEvent, error) {
 	e, ok := mapEvent(ev.Type)
 	if !ok {
 		rpma.Logf(rpma.LogWarning, "%s: %s", rpma.ConnUndefined, ev.Type)
-		return rpma.ConnUndefined, rpma.NewError(op, rpma.CodeUnknown, 0, "unexpected rdma_cm event %s", ev.Type)
+		return rpma.ConnUndefined, rpmaerr.New(op, rpma.CodeUnknown, 0, "unexpected rdma_cm event %s", ev.Type)
 	}
 	rpma.Logf(rpma.LogNotice, "%s", e)
 	return e, nil

@@ -8,6 +8,7 @@ import (
 
 	"github.com/gorpma/rpma/internal/ibv"
 	"github.com/gorpma/rpma/internal/leak"
+	"github.com/gorpma/rpma/internal/rpmaerr"
 	"github.com/gorpma/rpma/rpma"
 )
 
@@ -96,7 +97,7 @@ func createQueues(op string, p *Peer, id *ibv.CMID, prm *ConnParams, ev *connEve
 		if v != nil {
 			name = v.Name()
 		}
-		return q, rpma.Inval(op, "the peer is on device %s but the connection goes through %s", p.dev.name, name)
+		return q, rpmaerr.Inval(op, "the peer is on device %s but the connection goes through %s", p.dev.name, name)
 	}
 	if err := prm.checkFor(op, p); err != nil {
 		return q, err
@@ -215,10 +216,10 @@ func (prm *ConnParams) checkFor(op string, p *Peer) error {
 	}
 	if s := prm.SRQ; s != nil {
 		if prm.SharedCompChannel && s.rcq != nil {
-			return rpma.Inval(op, "a shared completion channel cannot be used with an SRQ that has its own receive CQ")
+			return rpmaerr.Inval(op, "a shared completion channel cannot be used with an SRQ that has its own receive CQ")
 		}
 		if s.peer != p {
-			return rpma.Inval(op, "the SRQ belongs to another peer")
+			return rpmaerr.Inval(op, "the SRQ belongs to another peer")
 		}
 		if err := checkSRQRoom(op, prm, s); err != nil {
 			return err
@@ -238,12 +239,12 @@ func checkSRQRoom(op string, prm *ConnParams, s *SRQ) error {
 	}
 	if prm.RCQSize > 0 {
 		if prm.RCQSize < s.size {
-			return rpma.Inval(op, "RCQSize %d is below the SRQ's RQSize %d: every receive of the SRQ (which has no receive CQ of its own) may complete on this connection's receive CQ", prm.RCQSize, s.size)
+			return rpmaerr.Inval(op, "RCQSize %d is below the SRQ's RQSize %d: every receive of the SRQ (which has no receive CQ of its own) may complete on this connection's receive CQ", prm.RCQSize, s.size)
 		}
 		return nil
 	}
 	if prm.CQSize < prm.SQSize+s.size {
-		return rpma.Inval(op, "CQSize %d is below SQSize %d + the SRQ's RQSize %d: every receive of the SRQ (which has no receive CQ of its own) may complete on this connection's CQ, besides the sends", prm.CQSize, prm.SQSize, s.size)
+		return rpmaerr.Inval(op, "CQSize %d is below SQSize %d + the SRQ's RQSize %d: every receive of the SRQ (which has no receive CQ of its own) may complete on this connection's CQ, besides the sends", prm.CQSize, prm.SQSize, s.size)
 	}
 	return nil
 }
@@ -294,10 +295,10 @@ func NewConnReq(ctx context.Context, p *Peer, addr, port string, params *ConnPar
 		return nil, errNil(op, "context")
 	}
 	if addr == "" {
-		return nil, rpma.Inval(op, "empty address")
+		return nil, rpmaerr.Inval(op, "empty address")
 	}
 	if port == "" {
-		return nil, rpma.Inval(op, "empty port")
+		return nil, rpmaerr.Inval(op, "empty port")
 	}
 	prm, err := ResolveParams(op, params)
 	if err != nil {
@@ -384,9 +385,9 @@ func await(ctx context.Context, ch *cmChannel, op string, ok, fail ibv.CMEventTy
 	case ok:
 		return nil
 	case fail:
-		return rpma.Provider(call, statusErrno(ev.Status))
+		return rpmaerr.Provider(call, statusErrno(ev.Status))
 	default:
-		return rpma.NewError(op, rpma.CodeUnknown, 0, "unexpected %s while waiting for %s", ev.Type, ok)
+		return rpmaerr.New(op, rpma.CodeUnknown, 0, "unexpected %s while waiting for %s", ev.Type, ok)
 	}
 }
 

@@ -3,6 +3,7 @@ package core
 import (
 	"context"
 
+	"github.com/gorpma/rpma/internal/rpmaerr"
 	"github.com/gorpma/rpma/rpma"
 )
 
@@ -63,8 +64,8 @@ func (c *Conn) TryWait() (*CQ, bool, error) {
 }
 
 var (
-	errNotShared             = rpma.NewError("conn_wait", rpma.CodeNotSharedChnl, 0, "use cq.CQ.Wait")
-	errNoSharedCompletionYet = rpma.NewError("conn_wait", rpma.CodeNoCompletion, 0, "no completion event pending")
+	errNotShared             = rpmaerr.New("conn_wait", rpma.CodeNotSharedChnl, 0, "use cq.CQ.Wait")
+	errNoSharedCompletionYet = rpmaerr.New("conn_wait", rpma.CodeNoCompletion, 0, "no completion event pending")
 )
 
 func (c *Conn) cqResult(q *CQ, err error) (*CQ, bool, error) {
@@ -129,11 +130,11 @@ func (c *Conn) GetComp(ctx context.Context, recv bool) (WC, error) {
 	q := c.cq
 	switch {
 	case recv && c.rcq == nil:
-		return WC{}, rpma.Inval(op, "the connection has no receive CQ of its own (Config.RCQSize is 0): receive and send completions share the CQ")
+		return WC{}, rpmaerr.Inval(op, "the connection has no receive CQ of its own (Config.RCQSize is 0): receive and send completions share the CQ")
 	case recv && srqRCQ:
-		return WC{}, rpma.Inval(op, "the connection's receives complete on its SRQ's receive CQ")
+		return WC{}, rpmaerr.Inval(op, "the connection's receives complete on its SRQ's receive CQ")
 	case !recv && c.rcq == nil && !srqRCQ:
-		return WC{}, rpma.Inval(op, "send and receive completions share the CQ (Config.RCQSize is 0): separate CQs are needed")
+		return WC{}, rpmaerr.Inval(op, "send and receive completions share the CQ (Config.RCQSize is 0): separate CQs are needed")
 	case recv:
 		q = c.rcq
 	}

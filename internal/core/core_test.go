@@ -11,6 +11,7 @@ import (
 
 	"github.com/gorpma/rpma/internal/ibv"
 	"github.com/gorpma/rpma/internal/leak"
+	"github.com/gorpma/rpma/internal/rpmaerr"
 	"github.com/gorpma/rpma/rpma"
 )
 
@@ -82,10 +83,10 @@ func TestErrList(t *testing.T) {
 	require.NoError(t, l.err())
 	l.add(nil)
 	require.NoError(t, l.err())
-	e1 := rpma.Provider("ibv_destroy_cq", syscall.EBUSY)
+	e1 := rpmaerr.Provider("ibv_destroy_cq", syscall.EBUSY)
 	l.add(e1)
 	require.Same(t, e1, l.err(), "one error is returned as it is")
-	e2 := rpma.Provider("rdma_destroy_id", syscall.EINVAL)
+	e2 := rpmaerr.Provider("rdma_destroy_id", syscall.EINVAL)
 	l.add(e2)
 	err := l.err()
 	require.ErrorIs(t, err, syscall.EBUSY)

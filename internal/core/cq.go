@@ -11,6 +11,7 @@ import (
 
 	"github.com/gorpma/rpma/internal/ibv"
 	"github.com/gorpma/rpma/internal/leak"
+	"github.com/gorpma/rpma/internal/rpmaerr"
 	"github.com/gorpma/rpma/rpma"
 )
 
@@ -260,7 +261,7 @@ func (q *CQ) TryWait() error {
 	return err
 }
 
-var errNoCompletionYet = rpma.NewError("cq_wait", rpma.CodeNoCompletion, 0, "no completion event pending")
+var errNoCompletionYet = rpmaerr.New("cq_wait", rpma.CodeNoCompletion, 0, "no completion event pending")
 
 func (q *CQ) checkWait(op string, ctx context.Context) error {
 	switch {
@@ -269,7 +270,7 @@ func (q *CQ) checkWait(op string, ctx context.Context) error {
 	case ctx == nil:
 		return errNil(op, "context")
 	case q.shared:
-		return rpma.NewError(op, rpma.CodeSharedChannel, 0, "use conn.Conn.Wait")
+		return rpmaerr.New(op, rpma.CodeSharedChannel, 0, "use conn.Conn.Wait")
 	}
 	return nil
 }
@@ -367,7 +368,7 @@ func (q *CQ) readOwnEvent(op string) (bool, error) {
 	switch {
 	case err == nil:
 		if !q.cq.Is(ref) {
-			return true, rpma.NewError(op, rpma.CodeUnknown, 0, "event of an unknown CQ")
+			return true, rpmaerr.New(op, rpma.CodeUnknown, 0, "event of an unknown CQ")
 		}
 		return true, nil
 	case !isAgain(err):
@@ -384,7 +385,7 @@ func cqEventError(op string, err error) error {
 	if errors.As(err, &se) && se.Syscall == "ibv_req_notify_cq" {
 		return provider(op, err)
 	}
-	return rpma.NewError(op, rpma.CodeNoCompletion, errnoOf(err), "ibv_get_cq_event failed")
+	return rpmaerr.New(op, rpma.CodeNoCompletion, errnoOf(err), "ibv_get_cq_event failed")
 }
 
 // GetWC mirrors rpma_cq_get_wc: it returns up to len(wc) completions in
@@ -441,7 +442,7 @@ func (q *CQ) take(wc []WC) int {
 	return n
 }
 
-var errNoWCSlots = rpma.Inval("cq_get_wc", "no room for completions (empty slice)")
+var errNoWCSlots = rpmaerr.Inval("cq_get_wc", "no room for completions (empty slice)")
 
 // poll polls what the CQ holds into the stash's free room, translating
 // (dl held); with only absorbed completions in a full batch it polls
@@ -661,7 +662,7 @@ func (q *CQ) Resize(n int) error {
 	}
 	maxCQE := q.maxCQE
 	if n < 1 || (maxCQE > 0 && n > maxCQE) {
-		return rpma.Inval(op, "size %d out of range [1, %d]", n, maxCQE)
+		return rpmaerr.Inval(op, "size %d out of range [1, %d]", n, maxCQE)
 	}
 	if !q.enter() {
 		return errClosed(op, "CQ")
@@ -678,7 +679,7 @@ func (q *CQ) Resize(n int) error {
 	// unpolled (rxe: EINVAL). Entries reserved for an SRQ's receives
 	// count too.
 	if used := b.used + b.reserved + int64(q.n); int64(n) < used {
-		return rpma.NewError(op, rpma.CodeInval, syscall.EINVAL,
+		return rpmaerr.New(op, rpma.CodeInval, syscall.EINVAL,
 			"size %d is below the %d completions outstanding, reserved for an SRQ's receives or not yet polled", n, used)
 	}
 	if err := q.cq.Resize(n); err != nil {

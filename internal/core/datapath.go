@@ -5,6 +5,7 @@ import (
 	"syscall"
 
 	"github.com/gorpma/rpma/internal/ibv"
+	"github.com/gorpma/rpma/internal/rpmaerr"
 	"github.com/gorpma/rpma/internal/tsc"
 	"github.com/gorpma/rpma/rpma"
 )
@@ -26,11 +27,11 @@ func postError(call string, errno syscall.Errno, qp *ibv.QP, st *qpState) error 
 	}
 	if qp != nil && st != nil {
 		if s, err := qp.State(); err == nil && s == ibv.QPStateErr {
-			st.breakWith(rpma.Provider(call, errno))
+			st.breakWith(rpmaerr.Provider(call, errno))
 			return st.err()
 		}
 	}
-	return rpma.Provider(call, errno)
+	return rpmaerr.Provider(call, errno)
 }
 
 // postKind selects the verbs call of postSend.
@@ -266,7 +267,7 @@ func (c *Conn) checkAtomicWrite(op string, dst *RemoteMR, dstOff int, flags rpma
 		return err
 	}
 	if dst == nil {
-		return rpma.Inval(op, "no remote memory region")
+		return rpmaerr.Inval(op, "no remote memory region")
 	}
 	if _, err := checkFlags(op, flags); err != nil {
 		return err
@@ -279,17 +280,17 @@ func (c *Conn) checkAtomicWrite(op string, dst *RemoteMR, dstOff int, flags rpma
 // address must be multiples of n, and the word within dst.
 func alignedRemoteWord(op string, dst *RemoteMR, off, need, n int) error {
 	if dst == nil {
-		return rpma.Inval(op, "no remote memory region")
+		return rpmaerr.Inval(op, "no remote memory region")
 	}
 	if off%n != 0 {
-		return rpma.Inval(op, "offset %d is not a multiple of %d", off, n)
+		return rpmaerr.Inval(op, "offset %d is not a multiple of %d", off, n)
 	}
 	raddr, _, err := remoteRange(op, dst, need, off, n)
 	if err != nil {
 		return err
 	}
 	if raddr%uint64(n) != 0 {
-		return rpma.Inval(op, "remote address 0x%x (region 0x%x + offset %d) is not %d-byte aligned", raddr, dst.raddr, off, n)
+		return rpmaerr.Inval(op, "remote address 0x%x (region 0x%x + offset %d) is not %d-byte aligned", raddr, dst.raddr, off, n)
 	}
 	return nil
 }
@@ -318,7 +319,7 @@ func (c *Conn) checkFlush(op string, dst *RemoteMR, dstOff, n int, typ rpma.Flus
 		return err
 	}
 	if dst == nil {
-		return rpma.Inval(op, "no remote memory region")
+		return rpmaerr.Inval(op, "no remote memory region")
 	}
 	if _, err := checkFlags(op, flags); err != nil {
 		return err
@@ -417,7 +418,7 @@ func (c *Conn) checkWriteAndFlush(op string, dst *RemoteMR, dstOff int, src *MR,
 		return err
 	}
 	if dst == nil || src == nil {
-		return rpma.Inval(op, "give both memory regions")
+		return rpmaerr.Inval(op, "give both memory regions")
 	}
 	if _, err := checkFlags(op, flags); err != nil {
 		return err
@@ -426,7 +427,7 @@ func (c *Conn) checkWriteAndFlush(op string, dst *RemoteMR, dstOff int, src *MR,
 		return err
 	}
 	if dst.usage&UsageWriteDst == 0 {
-		return rpma.Inval(op, "the remote memory region's descriptor lacks mr.UsageWriteDst, which %s needs (the other side did not register it for that)", op)
+		return rpmaerr.Inval(op, "the remote memory region's descriptor lacks mr.UsageWriteDst, which %s needs (the other side did not register it for that)", op)
 	}
 	if _, _, err := localRange(op, c.peer, src, UsageWriteSrc, srcOff, n); err != nil {
 		return err
@@ -495,7 +496,7 @@ func (c *Conn) recv(op string, dst *MR, off, n int, ctx uint64, cl *opClaim) err
 func (q *queues) recv(op string, dst *MR, off, n int, ctx uint64, cl *opClaim) error {
 	rq := q.rq
 	if rq == nil {
-		return rpma.Inval(op, "the connection receives through its SRQ: post receives with srq.SRQ.Recv")
+		return rpmaerr.Inval(op, "the connection receives through its SRQ: post receives with srq.SRQ.Recv")
 	}
 	s, err := rq.reserve(1)
 	if err != nil {

@@ -6,6 +6,7 @@ import (
 
 	"github.com/gorpma/rpma/internal/ibv"
 	"github.com/gorpma/rpma/internal/leak"
+	"github.com/gorpma/rpma/internal/rpmaerr"
 	"github.com/gorpma/rpma/rpma"
 )
 
@@ -29,7 +30,7 @@ type Device struct {
 func DeviceForAddress(addr string, typ rpma.UtilIbvContextType) (*Device, error) {
 	const op = "utils_get_ibv_context"
 	if addr == "" {
-		return nil, rpma.Inval(op, "empty address")
+		return nil, rpmaerr.Inval(op, "empty address")
 	}
 	var passive bool
 	switch typ {
@@ -37,7 +38,7 @@ func DeviceForAddress(addr string, typ rpma.UtilIbvContextType) (*Device, error)
 		passive = true
 	case rpma.IbvContextRemote:
 	default:
-		return nil, rpma.Inval(op, "unknown context type %d", int(typ))
+		return nil, rpmaerr.Inval(op, "unknown context type %d", int(typ))
 	}
 	ai, err := ibv.GetAddrInfo(addr, "", passive)
 	if err != nil {
@@ -61,7 +62,7 @@ func DeviceForAddress(addr string, typ rpma.UtilIbvContextType) (*Device, error)
 		err = providerMsg(op, err, "address %s", addr)
 	default:
 		if ctx = id.Verbs(); ctx == nil {
-			err = rpma.NewError(op, rpma.CodeInval, syscall.ENODEV,
+			err = rpmaerr.New(op, rpma.CodeInval, syscall.ENODEV,
 				"address %s is not bound to an RDMA device", addr)
 		}
 	}
@@ -132,7 +133,7 @@ func (d *Device) Close() error {
 		return nil
 	}
 	if n := d.peers.Load(); n > 0 {
-		return rpma.NewError("device_close", rpma.CodeProvider, syscall.EBUSY,
+		return rpmaerr.New("device_close", rpma.CodeProvider, syscall.EBUSY,
 			"%d peer(s) still use the device: close them first", n)
 	}
 	d.markClosed()

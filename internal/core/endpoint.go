@@ -8,6 +8,7 @@ import (
 
 	"github.com/gorpma/rpma/internal/ibv"
 	"github.com/gorpma/rpma/internal/leak"
+	"github.com/gorpma/rpma/internal/rpmaerr"
 	"github.com/gorpma/rpma/rpma"
 )
 
@@ -53,15 +54,15 @@ func Listen(p *Peer, addr, port string, lp *ListenParams) (*Endpoint, error) {
 	}
 	switch {
 	case prm.Backlog < 0:
-		return nil, rpma.Inval(op, "Backlog %d is negative", prm.Backlog)
+		return nil, rpmaerr.Inval(op, "Backlog %d is negative", prm.Backlog)
 	case prm.MaxUndecided < 0:
-		return nil, rpma.Inval(op, "MaxUndecided %d is negative", prm.MaxUndecided)
+		return nil, rpmaerr.Inval(op, "MaxUndecided %d is negative", prm.MaxUndecided)
 	}
 	if addr == "" {
-		return nil, rpma.Inval(op, "empty address")
+		return nil, rpmaerr.Inval(op, "empty address")
 	}
 	if port == "" {
-		return nil, rpma.Inval(op, "empty port")
+		return nil, rpmaerr.Inval(op, "empty port")
 	}
 	if err := p.acquire(op); err != nil {
 		return nil, err
@@ -229,7 +230,7 @@ func (e *Endpoint) TryNextConnReq(params *ConnParams) (*ConnReq, error) {
 	}
 }
 
-var errNoConnReqYet = rpma.NewError("ep_next_conn_req", rpma.CodeNoEvent, 0, "no connection request pending")
+var errNoConnReqYet = rpmaerr.New("ep_next_conn_req", rpma.CodeNoEvent, 0, "no connection request pending")
 
 // refuse rejects and destroys the id of a connection request when
 // MaxUndecided requests are undecided, and reports whether it did; else,
@@ -264,7 +265,7 @@ func (e *Endpoint) refuse(ev *ibv.CMEvent) bool {
 func (e *Endpoint) request(op string, ev *ibv.CMEvent, prm *ConnParams) (*ConnReq, error) {
 	if ev.Type != ibv.EventConnectRequest {
 		rpma.Logf(rpma.LogError, "Unexpected event received: %s", ev.Type)
-		return nil, rpma.Inval(op, "unexpected event %s", ev.Type)
+		return nil, rpmaerr.Inval(op, "unexpected event %s", ev.Type)
 	}
 	r, err := newPassive(op, e.peer, ev, prm, e.undecided)
 	if err != nil {

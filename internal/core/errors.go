@@ -8,6 +8,7 @@ import (
 	"github.com/hashicorp/go-multierror"
 
 	"github.com/gorpma/rpma/internal/ibv"
+	"github.com/gorpma/rpma/internal/rpmaerr"
 	"github.com/gorpma/rpma/rpma"
 )
 
@@ -25,7 +26,7 @@ func (e *closedError) Unwrap() []error { return []error{rpma.ErrInvalidArgument,
 func errClosed(op, what string) error { return &closedError{op: op, what: what} }
 
 // errNil is the error for a nil object argument or receiver.
-func errNil(op, what string) error { return rpma.Inval(op, "%s is nil", what) }
+func errNil(op, what string) error { return rpmaerr.Inval(op, "%s is nil", what) }
 
 // provider turns an error of package ibv into an rpma error: a failed C
 // call becomes an [*rpma.OpError] with CodeProvider, the name of the call
@@ -36,18 +37,18 @@ func provider(op string, err error) error {
 		return nil
 	}
 	if errors.Is(err, ibv.ErrNotSupported) {
-		return rpma.NoSupp(op, "%v", err)
+		return rpmaerr.NoSupp(op, "%v", err)
 	}
 	var se *os.SyscallError
 	if errors.As(err, &se) {
 		errno, _ := se.Err.(syscall.Errno)
-		return rpma.Provider(se.Syscall, errno)
+		return rpmaerr.Provider(se.Syscall, errno)
 	}
 	var ae *ibv.AddrInfoError
 	if errors.As(err, &ae) {
-		return rpma.NewError("rdma_getaddrinfo", rpma.CodeProvider, 0, "%s", ae.Msg)
+		return rpmaerr.New("rdma_getaddrinfo", rpma.CodeProvider, 0, "%s", ae.Msg)
 	}
-	return rpma.NewError(op, rpma.CodeProvider, 0, "%v", err)
+	return rpmaerr.New(op, rpma.CodeProvider, 0, "%v", err)
 }
 
 // providerMsg is provider with a detail message for humans.
@@ -55,7 +56,7 @@ func providerMsg(op string, err error, format string, args ...any) error {
 	e := provider(op, err)
 	var oe *rpma.OpError
 	if errors.As(e, &oe) && oe.Msg == "" {
-		return rpma.NewError(oe.Op, oe.Code, oe.Errno, format, args...)
+		return rpmaerr.New(oe.Op, oe.Code, oe.Errno, format, args...)
 	}
 	return e
 }

@@ -10,7 +10,7 @@ import (
 
 	"github.com/gorpma/rpma/internal/ibv"
 	"github.com/gorpma/rpma/internal/leak"
-	"github.com/gorpma/rpma/rpma"
+	"github.com/gorpma/rpma/internal/rpmaerr"
 )
 
 // Grants: access to a range of a local region given to one connection
@@ -129,25 +129,25 @@ func (c *Conn) Grant(ctx context.Context, m *MR, off, n int, usage int) (*Grant,
 // posted.
 func (c *Conn) checkGrant(op string, m *MR, off, n int, usage int) error {
 	if c.peer.attr.DeviceCapFlags&ibv.DeviceMemWindowType2B == 0 {
-		return rpma.NoSupp(op, "the device has no memory windows of type 2B (device_cap_flags 0x%x)", c.peer.attr.DeviceCapFlags)
+		return rpmaerr.NoSupp(op, "the device has no memory windows of type 2B (device_cap_flags 0x%x)", c.peer.attr.DeviceCapFlags)
 	}
 	if m.peer != c.peer {
-		return rpma.Inval(op, "the memory region is registered on another peer (protection domain) than the connection's")
+		return rpmaerr.Inval(op, "the memory region is registered on another peer (protection domain) than the connection's")
 	}
 	if m.usage&UsageGranted == 0 {
-		return rpma.Inval(op, "the memory region was not registered with mr.UsageGranted: its own registration decides who reaches it")
+		return rpmaerr.Inval(op, "the memory region was not registered with mr.UsageGranted: its own registration decides who reaches it")
 	}
 	if m.odp {
-		return rpma.NoSupp(op, "the memory region needed On-Demand Paging: grants of such regions are not supported")
+		return rpmaerr.NoSupp(op, "the memory region needed On-Demand Paging: grants of such regions are not supported")
 	}
 	if usage == 0 || usage&^usageGrantable != 0 {
-		return rpma.Inval(op, "usage 0x%x: must be non-zero and only mr.UsageReadSrc, mr.UsageWriteDst, the flush usages and mr.UsageAtomicDst", usage)
+		return rpmaerr.Inval(op, "usage 0x%x: must be non-zero and only mr.UsageReadSrc, mr.UsageWriteDst, the flush usages and mr.UsageAtomicDst", usage)
 	}
 	if usage&^m.usage != 0 {
-		return rpma.Inval(op, "usage 0x%x is not in the region's usage 0x%x", usage&^m.usage, m.usage&usageRemote)
+		return rpmaerr.Inval(op, "usage 0x%x is not in the region's usage 0x%x", usage&^m.usage, m.usage&usageRemote)
 	}
 	if n == 0 {
-		return rpma.Inval(op, "empty range")
+		return rpmaerr.Inval(op, "empty range")
 	}
 	return checkRange(op, "memory region", off, n, m.size)
 }

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/gorpma/rpma/internal/ibv"
+	"github.com/gorpma/rpma/internal/rpmaerr"
 	"github.com/gorpma/rpma/rpma"
 )
 
@@ -173,7 +174,7 @@ func (c *Conn) probe() error {
 	}
 	// The connection cannot be watched any more: report it lost, with
 	// the reason, rather than go on without a probe.
-	return &probeError{err: rpma.Provider("ibv_post_send", errno)}
+	return &probeError{err: rpmaerr.Provider("ibv_post_send", errno)}
 }
 
 // lose ends c on the library's own account: its QP goes to the error

@@ -11,6 +11,7 @@ import (
 	"github.com/gorpma/rpma/internal/ibv"
 	"github.com/gorpma/rpma/internal/leak"
 	"github.com/gorpma/rpma/internal/regmem"
+	"github.com/gorpma/rpma/internal/rpmaerr"
 	"github.com/gorpma/rpma/rpma"
 )
 
@@ -159,16 +160,16 @@ type MR struct {
 func RegMR(p *Peer, b []byte, usage int) (*MR, error) {
 	const op = "mr_reg"
 	if len(b) == 0 {
-		return nil, rpma.Inval(op, "empty memory")
+		return nil, rpmaerr.Inval(op, "empty memory")
 	}
 	if usage == 0 || usage&^usageAll != 0 {
-		return nil, rpma.Inval(op, "usage 0x%x: must be non-zero and only RPMA_MR_USAGE_* bits, mr.UsageAtomicDst or mr.UsageGranted", usage)
+		return nil, rpmaerr.Inval(op, "usage 0x%x: must be non-zero and only RPMA_MR_USAGE_* bits, mr.UsageAtomicDst or mr.UsageGranted", usage)
 	}
 	if usage&^UsageGranted == 0 {
-		return nil, rpma.Inval(op, "usage 0x%x: mr.UsageGranted needs the usages it grants", usage)
+		return nil, rpmaerr.Inval(op, "usage 0x%x: mr.UsageGranted needs the usages it grants", usage)
 	}
 	if usage&UsageGranted != 0 && p != nil && p.attr.DeviceCapFlags&ibv.DeviceMemWindowType2B == 0 {
-		return nil, rpma.NoSupp(op, "mr.UsageGranted needs memory windows of type 2B, which the device lacks (device_cap_flags 0x%x has no IBV_DEVICE_MEM_WINDOW_TYPE_2B)", p.attr.DeviceCapFlags)
+		return nil, rpmaerr.NoSupp(op, "mr.UsageGranted needs memory windows of type 2B, which the device lacks (device_cap_flags 0x%x has no IBV_DEVICE_MEM_WINDOW_TYPE_2B)", p.attr.DeviceCapFlags)
 	}
 	if err := p.acquire(op); err != nil {
 		return nil, err
@@ -203,7 +204,7 @@ func regMR(p *Peer, b []byte, usage int) (*MR, error) {
 		if !p.odp {
 			pin.Unpin()
 			rpma.Logf(rpma.LogError, "Peer does not support On-Demand Paging: ibv_reg_mr(length=%d, access=0x%x): %v", len(b), access, err)
-			return nil, rpma.NewError("ibv_reg_mr", rpma.CodeProvider, syscall.EOPNOTSUPP, msgNoODPForRegistration)
+			return nil, rpmaerr.New("ibv_reg_mr", rpma.CodeProvider, syscall.EOPNOTSUPP, msgNoODPForRegistration)
 		}
 		// librpma retries with On-Demand Paging (FsDAX memory).
 		mr, err = p.pd.RegMR(ptr, len(b), access|ibv.AccessOnDemand)
@@ -344,9 +345,9 @@ func (m *MR) Advise(off, n int, advice int, flags uint32) error {
 	case err == nil:
 		return nil
 	case errors.As(err, &errno) && errno == syscall.EOPNOTSUPP:
-		return rpma.NewError("ibv_advise_mr", rpma.CodeNoSupp, errno, "")
+		return rpmaerr.New("ibv_advise_mr", rpma.CodeNoSupp, errno, "")
 	case errors.As(err, &errno) && (errno == syscall.EFAULT || errno == syscall.EINVAL):
-		return rpma.NewError("ibv_advise_mr", rpma.CodeInval, errno, "")
+		return rpmaerr.New("ibv_advise_mr", rpma.CodeInval, errno, "")
 	}
 	return provider(op, err)
 }
@@ -365,7 +366,7 @@ func (m *MR) Close() error {
 		return nil
 	}
 	if n := m.grants.Load(); n > 0 {
-		return rpma.NewError("mr_dereg", rpma.CodeInval, syscall.EBUSY,
+		return rpmaerr.New("mr_dereg", rpma.CodeInval, syscall.EBUSY,
 			"the region has %d live grants: revoke them (Grant.Revoke) or close their connections first", n)
 	}
 	m.markClosed()
@@ -383,13 +384,13 @@ func (m *MR) Close() error {
 // checkRange checks [off, off+n) against a region of size bytes.
 func checkRange(op, what string, off, n int, size uint64) error {
 	if off < 0 || n < 0 {
-		return rpma.Inval(op, "negative offset %d or length %d", off, n)
+		return rpmaerr.Inval(op, "negative offset %d or length %d", off, n)
 	}
 	if uint64(off) > size || uint64(n) > size-uint64(off) {
-		return rpma.Inval(op, "[%d, %d+%d) is outside the %s of %d bytes", off, off, n, what, size)
+		return rpmaerr.Inval(op, "[%d, %d+%d) is outside the %s of %d bytes", off, off, n, what, size)
 	}
 	if uint64(n) > 1<<32-1 {
-		return rpma.Inval(op, "length %d exceeds 2^32-1", n)
+		return rpmaerr.Inval(op, "length %d exceeds 2^32-1", n)
 	}
 	return nil
 }
@@ -408,7 +409,7 @@ type RemoteMR struct {
 func RemoteFromDescriptor(desc []byte) (*RemoteMR, error) {
 	const op = "mr_remote_from_descriptor"
 	if len(desc) < DescriptorSize {
-		return nil, rpma.Inval(op, "descriptor of %d bytes, need %d", len(desc), DescriptorSize)
+		return nil, rpmaerr.Inval(op, "descriptor of %d bytes, need %d", len(desc), DescriptorSize)
 	}
 	return decodeDescriptor(op, desc, 0)
 }
@@ -418,11 +419,11 @@ func RemoteFromDescriptor(desc []byte) (*RemoteMR, error) {
 func RemoteFromExtendedDescriptor(desc []byte) (*RemoteMR, error) {
 	const op = "mr_remote_from_extended_descriptor"
 	if len(desc) < ExtendedDescriptorSize {
-		return nil, rpma.Inval(op, "extended descriptor of %d bytes, need %d", len(desc), ExtendedDescriptorSize)
+		return nil, rpmaerr.Inval(op, "extended descriptor of %d bytes, need %d", len(desc), ExtendedDescriptorSize)
 	}
 	ext := int(desc[DescriptorSize]) << 8
 	if ext&^usageRemote != 0 {
-		return nil, rpma.Inval(op, "unknown usage bits 0x%x", ext&^usageRemote)
+		return nil, rpmaerr.Inval(op, "unknown usage bits 0x%x", ext&^usageRemote)
 	}
 	return decodeDescriptor(op, desc, ext)
 }
@@ -433,7 +434,7 @@ func RemoteFromExtendedDescriptor(desc []byte) (*RemoteMR, error) {
 func decodeDescriptor(op string, desc []byte, ext int) (*RemoteMR, error) {
 	usage := int(desc[20]) | ext
 	if usage == 0 {
-		return nil, rpma.Inval(op, "usage type of memory is not set")
+		return nil, rpmaerr.Inval(op, "usage type of memory is not set")
 	}
 	return &RemoteMR{
 		raddr: binary.LittleEndian.Uint64(desc[0:]),

@@ -4,7 +4,7 @@ import (
 	"math"
 	"time"
 
-	"github.com/gorpma/rpma/rpma"
+	"github.com/gorpma/rpma/internal/rpmaerr"
 )
 
 // ConnParams is the implementation side of conn.Config, field for field
@@ -149,23 +149,23 @@ func countOr(count, def int) int {
 func (p *ConnParams) validate(op string) error {
 	switch {
 	case p.Timeout < time.Millisecond || p.Timeout > MaxTimeout:
-		return rpma.Inval(op, "Timeout %v out of range [1ms, %v] (0: the default, %v)", p.Timeout, MaxTimeout, DefaultTimeout)
+		return rpmaerr.Inval(op, "Timeout %v out of range [1ms, %v] (0: the default, %v)", p.Timeout, MaxTimeout, DefaultTimeout)
 	case p.CQSize < 1 || p.CQSize > MaxQueueSize:
-		return rpma.Inval(op, "CQSize %d out of range [1, %d] (0: the default, %d)", p.CQSize, MaxQueueSize, DefaultCQSize)
+		return rpmaerr.Inval(op, "CQSize %d out of range [1, %d] (0: the default, %d)", p.CQSize, MaxQueueSize, DefaultCQSize)
 	case p.RCQSize < 0 || p.RCQSize > MaxQueueSize:
-		return rpma.Inval(op, "RCQSize %d out of range [1, %d] (0, the default, or NoQueue: no receive CQ)", p.RCQSize, MaxQueueSize)
+		return rpmaerr.Inval(op, "RCQSize %d out of range [1, %d] (0, the default, or NoQueue: no receive CQ)", p.RCQSize, MaxQueueSize)
 	case p.SQSize < 0 || p.SQSize > MaxQueueSize:
-		return rpma.Inval(op, "SQSize %d out of range [1, %d] (0: the default, %d; NoQueue: a queue of 0)", p.SQSize, MaxQueueSize, DefaultSQSize)
+		return rpmaerr.Inval(op, "SQSize %d out of range [1, %d] (0: the default, %d; NoQueue: a queue of 0)", p.SQSize, MaxQueueSize, DefaultSQSize)
 	case p.RQSize < 0 || p.RQSize > MaxQueueSize:
-		return rpma.Inval(op, "RQSize %d out of range [1, %d] (0: the default, %d; NoQueue: a queue of 0)", p.RQSize, MaxQueueSize, DefaultRQSize)
+		return rpmaerr.Inval(op, "RQSize %d out of range [1, %d] (0: the default, %d; NoQueue: a queue of 0)", p.RQSize, MaxQueueSize, DefaultRQSize)
 	case p.RetryCount < 0 || p.RetryCount > MaxRetryCount:
-		return rpma.Inval(op, "RetryCount %d out of range [1, %d] (0: the default, %d; NoRetries: 0)", p.RetryCount, MaxRetryCount, DefaultRetryCount)
+		return rpmaerr.Inval(op, "RetryCount %d out of range [1, %d] (0: the default, %d; NoRetries: 0)", p.RetryCount, MaxRetryCount, DefaultRetryCount)
 	case p.RNRRetryCount < 0 || p.RNRRetryCount > MaxRetryCount:
-		return rpma.Inval(op, "RNRRetryCount %d out of range [1, %d] (0: the default, %d; NoRetries: 0)", p.RNRRetryCount, MaxRetryCount, DefaultRNRRetryCount)
+		return rpmaerr.Inval(op, "RNRRetryCount %d out of range [1, %d] (0: the default, %d; NoRetries: 0)", p.RNRRetryCount, MaxRetryCount, DefaultRNRRetryCount)
 	case p.PeerTimeout != 0 && (p.PeerTimeout < MinPeerTimeout || p.PeerTimeout > MaxPeerTimeout):
-		return rpma.Inval(op, "PeerTimeout %v out of range [%v, %v] (0: off)", p.PeerTimeout, MinPeerTimeout, MaxPeerTimeout)
+		return rpmaerr.Inval(op, "PeerTimeout %v out of range [%v, %v] (0: off)", p.PeerTimeout, MinPeerTimeout, MaxPeerTimeout)
 	case p.AckTimeout != 0 && (p.AckTimeout < 0 || p.AckTimeout > MaxAckTimeout):
-		return rpma.Inval(op, "AckTimeout %v out of range [%v, %v] (0: rdma_cm's)", p.AckTimeout, MinAckTimeout, MaxAckTimeout)
+		return rpmaerr.Inval(op, "AckTimeout %v out of range [%v, %v] (0: rdma_cm's)", p.AckTimeout, MinAckTimeout, MaxAckTimeout)
 	}
 	return nil
 }
@@ -200,13 +200,13 @@ func (p *ConnParams) checkDevice(op string, peer *Peer) error {
 	a := &peer.attr
 	switch {
 	case a.MaxCQE > 0 && p.CQSize+p.probeSlots() > a.MaxCQE:
-		return rpma.Inval(op, "CQSize %d (+%d for the liveness probe) exceeds the device's max_cqe %d", p.CQSize, p.probeSlots(), a.MaxCQE)
+		return rpmaerr.Inval(op, "CQSize %d (+%d for the liveness probe) exceeds the device's max_cqe %d", p.CQSize, p.probeSlots(), a.MaxCQE)
 	case a.MaxCQE > 0 && p.RCQSize > a.MaxCQE:
-		return rpma.Inval(op, "RCQSize %d exceeds the device's max_cqe %d", p.RCQSize, a.MaxCQE)
+		return rpmaerr.Inval(op, "RCQSize %d exceeds the device's max_cqe %d", p.RCQSize, a.MaxCQE)
 	case a.MaxQPWR > 0 && p.SQSize+p.probeSlots() > a.MaxQPWR:
-		return rpma.Inval(op, "SQSize %d (+%d for the liveness probe) exceeds the device's max_qp_wr %d", p.SQSize, p.probeSlots(), a.MaxQPWR)
+		return rpmaerr.Inval(op, "SQSize %d (+%d for the liveness probe) exceeds the device's max_qp_wr %d", p.SQSize, p.probeSlots(), a.MaxQPWR)
 	case a.MaxQPWR > 0 && p.RQSize > a.MaxQPWR:
-		return rpma.Inval(op, "RQSize %d exceeds the device's max_qp_wr %d", p.RQSize, a.MaxQPWR)
+		return rpmaerr.Inval(op, "RQSize %d exceeds the device's max_qp_wr %d", p.RQSize, a.MaxQPWR)
 	}
 	return nil
 }
@@ -225,7 +225,7 @@ func checkPrivateData(op string, pdata []byte, passive bool) error {
 		if passive {
 			side = "accept"
 		}
-		return rpma.Inval(op, "%d bytes of private data, at most %d on %s", len(pdata), max, side)
+		return rpmaerr.Inval(op, "%d bytes of private data, at most %d on %s", len(pdata), max, side)
 	}
 	return nil
 }

@@ -7,6 +7,7 @@ import (
 
 	"github.com/gorpma/rpma/internal/ibv"
 	"github.com/gorpma/rpma/internal/leak"
+	"github.com/gorpma/rpma/internal/rpmaerr"
 	"github.com/gorpma/rpma/rpma"
 )
 
@@ -78,10 +79,10 @@ func NewPeer(dev *Device) (*Peer, error) {
 	if err != nil {
 		var errno syscall.Errno
 		if !errors.As(err, &errno) || errno == 0 {
-			return nil, rpma.NewError("ibv_alloc_pd", rpma.CodeUnknown, 0, "failed without errno")
+			return nil, rpmaerr.New("ibv_alloc_pd", rpma.CodeUnknown, 0, "failed without errno")
 		}
 		if errno == syscall.ENOMEM {
-			return nil, rpma.NewError("ibv_alloc_pd", rpma.CodeNoMem, errno, "")
+			return nil, rpmaerr.New("ibv_alloc_pd", rpma.CodeNoMem, errno, "")
 		}
 		return nil, provider(op, err)
 	}
@@ -152,7 +153,7 @@ func (p *Peer) Close() error {
 		return nil
 	}
 	if n := p.children.Load(); n > 0 {
-		return rpma.NewError("peer_delete", rpma.CodeProvider, syscall.EBUSY,
+		return rpmaerr.New("peer_delete", rpma.CodeProvider, syscall.EBUSY,
 			"%d object(s) (endpoints, connection requests, connections, memory regions, SRQs) still use the peer: close them first", n)
 	}
 	p.markClosed()

@@ -4,6 +4,7 @@ import (
 	"context"
 
 	"github.com/gorpma/rpma/internal/ibv"
+	"github.com/gorpma/rpma/internal/rpmaerr"
 	"github.com/gorpma/rpma/rpma"
 )
 
@@ -182,7 +183,7 @@ func (s *sharedChannel) readEvent(op string) (*CQ, bool, error) {
 		case s.rcq != nil && s.rcq.cq.Is(ref):
 			q, src = s.rcq, arrivalRCQ
 		case err == nil:
-			return nil, true, rpma.NewError(op, rpma.CodeUnknown, 0, "event of an unknown CQ")
+			return nil, true, rpmaerr.New(op, rpma.CodeUnknown, 0, "event of an unknown CQ")
 		}
 		if err != nil {
 			return q, true, cqEventError(op, err)

@@ -7,6 +7,7 @@ import (
 
 	"github.com/gorpma/rpma/internal/ibv"
 	"github.com/gorpma/rpma/internal/leak"
+	"github.com/gorpma/rpma/internal/rpmaerr"
 	"github.com/gorpma/rpma/rpma"
 )
 
@@ -56,9 +57,9 @@ func ResolveSRQParams(op string, p *SRQParams) (SRQParams, error) {
 	r.RCQSize = sizeOr(p.RCQSize, DefaultSRQRCQSize)
 	switch {
 	case r.RQSize < 1 || r.RQSize > MaxQueueSize:
-		return SRQParams{}, rpma.Inval(op, "RQSize %d out of range [1, %d] (0: the default, %d)", r.RQSize, MaxQueueSize, DefaultSRQSize)
+		return SRQParams{}, rpmaerr.Inval(op, "RQSize %d out of range [1, %d] (0: the default, %d)", r.RQSize, MaxQueueSize, DefaultSRQSize)
 	case r.RCQSize < 0 || r.RCQSize > MaxQueueSize:
-		return SRQParams{}, rpma.Inval(op, "RCQSize %d out of range [1, %d] (0: the default, %d; NoRCQ: no receive CQ)", r.RCQSize, MaxQueueSize, DefaultSRQRCQSize)
+		return SRQParams{}, rpmaerr.Inval(op, "RCQSize %d out of range [1, %d] (0: the default, %d; NoRCQ: no receive CQ)", r.RCQSize, MaxQueueSize, DefaultSRQRCQSize)
 	}
 	return r, nil
 }
@@ -85,10 +86,10 @@ func NewSRQ(p *Peer, prm *SRQParams) (*SRQ, error) {
 func newSRQ(op string, p *Peer, rqSize, rcqSize int) (*SRQ, error) {
 	a := &p.attr
 	if a.MaxSRQWR > 0 && rqSize > a.MaxSRQWR {
-		return nil, rpma.Inval(op, "RQSize %d exceeds the device's max_srq_wr %d", rqSize, a.MaxSRQWR)
+		return nil, rpmaerr.Inval(op, "RQSize %d exceeds the device's max_srq_wr %d", rqSize, a.MaxSRQWR)
 	}
 	if a.MaxCQE > 0 && rcqSize > a.MaxCQE {
-		return nil, rpma.Inval(op, "RCQSize %d exceeds the device's max_cqe %d", rcqSize, a.MaxCQE)
+		return nil, rpmaerr.Inval(op, "RCQSize %d exceeds the device's max_cqe %d", rcqSize, a.MaxCQE)
 	}
 	srq, _, err := p.pd.CreateSRQ(rqSize)
 	if err != nil {
@@ -184,7 +185,7 @@ func (s *SRQ) Close() error {
 		return nil
 	}
 	if n := s.users.Load(); n > 0 {
-		return rpma.NewError("srq_delete", rpma.CodeProvider, syscall.EBUSY,
+		return rpmaerr.New("srq_delete", rpma.CodeProvider, syscall.EBUSY,
 			"%d connection(s) or request(s) still use the SRQ: close them first", n)
 	}
 	s.markClosed()
@@ -217,7 +218,7 @@ type flushBuf struct {
 func newFlushBuf(p *Peer) (*flushBuf, error) {
 	mem, err := mapPage()
 	if err != nil {
-		return nil, rpma.NewError("mmap", rpma.CodeNoMem, errnoOf(err), "flush buffer")
+		return nil, rpmaerr.New("mmap", rpma.CodeNoMem, errnoOf(err), "flush buffer")
 	}
 	mr, err := p.pd.RegMR(unsafe.Pointer(unsafe.SliceData(mem)), 8, UsageToAccess(UsageReadDst, false, p.iwarp))
 	if err != nil {
@@ -236,7 +237,7 @@ func (f *flushBuf) destroy() error {
 	}
 	if f.mem != nil {
 		if err := unmapPage(f.mem); err != nil {
-			return rpma.NewError("munmap", rpma.CodeInval, errnoOf(err), "flush buffer")
+			return rpmaerr.New("munmap", rpma.CodeInval, errnoOf(err), "flush buffer")
 		}
 		f.mem = nil
 	}

@@ -3,9 +3,13 @@
 // the [Peer] (one protection domain on that device, rpma_peer_new) and the
 // peer configuration [Cfg] with its one-byte descriptor.
 //
+// [ListenDevice] and [DialDevice] are DeviceForAddress under Go names,
+// with a ctx; [Devices] lists the host's RDMA devices and what each can
+// do.
+//
 // # Lifecycle
 //
-//	dev, err := peer.DeviceForAddress("192.0.2.1", rpma.IbvContextLocal)
+//	dev, err := peer.ListenDevice(ctx, "192.0.2.1") // or DeviceForAddress(addr, rpma.IbvContextLocal)
 //	p, err := peer.New(dev)
 //	... endpoints, connections ...
 //	p.Close()   // refuses (EBUSY) while endpoints or connections are open

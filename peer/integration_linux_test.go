@@ -3,12 +3,14 @@
 package peer_test
 
 import (
+	"context"
 	"os"
 	"strconv"
 	"strings"
 	"sync"
 	"syscall"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 
@@ -58,6 +60,58 @@ func TestIntegrationDeviceForAddress(t *testing.T) {
 		_, err = dev.ODPCapable()
 		require.ErrorIs(t, err, os.ErrClosed)
 	}
+}
+
+// TestIntegrationDevices: the device list names rxe0, port 1 active,
+// with the capabilities this kernel's rxe has.
+func TestIntegrationDevices(t *testing.T) {
+	rdmatest.SkipIfNoRDMA(t)
+	infos, err := peer.Devices()
+	require.NoError(t, err)
+	require.Len(t, infos, 1, "%+v", infos)
+	d := infos[0]
+	require.Equal(t, "rxe0", d.Name)
+	require.Equal(t, "ACTIVE", d.PortState)
+	require.Positive(t, d.ActiveMTU)
+	require.Equal(t, nativeExpected(t), d.NativeAtomicWrite, "kernel %s", rdmatest.Kernel())
+	require.Equal(t, nativeExpected(t), d.NativeFlush, "kernel %s", rdmatest.Kernel())
+	require.False(t, d.ODP, "rxe has no on-demand paging")
+	require.Positive(t, d.MaxQP)
+	require.Positive(t, d.MaxCQE)
+	require.Positive(t, d.MaxQPWR)
+	require.Positive(t, d.MaxMRSize)
+}
+
+// TestIntegrationListenDialDevice: the Go-named lookups find what
+// DeviceForAddress finds, and give up with their ctx.
+func TestIntegrationListenDialDevice(t *testing.T) {
+	ip := rdmatest.IP(t)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	for name, lookup := range map[string]func(context.Context, string) (*peer.Device, error){
+		"listen": peer.ListenDevice, "dial": peer.DialDevice,
+	} {
+		dev, err := lookup(ctx, ip)
+		require.NoError(t, err, name)
+		require.Equal(t, "rxe0", dev.Name(), name)
+		require.NoError(t, dev.Close())
+	}
+	// The errors of DeviceForAddress.
+	_, err := peer.ListenDevice(ctx, "0.0.0.0")
+	require.ErrorIs(t, err, rpma.ErrInvalidArgument)
+	require.ErrorIs(t, err, syscall.ENODEV)
+	_, err = peer.ListenDevice(ctx, "198.51.100.1")
+	require.ErrorIs(t, err, syscall.EADDRNOTAVAIL)
+	_, err = peer.DialDevice(ctx, "198.51.100.1")
+	require.ErrorIs(t, err, syscall.ENETUNREACH)
+	// A deadline in the future leaves the lookup as it is (rxe resolves
+	// an address on its subnet without waiting for an answer, so no
+	// address here makes the resolution outlast a deadline).
+	short, cancel2 := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel2()
+	dev, err := peer.DialDevice(short, ip)
+	require.NoError(t, err)
+	require.NoError(t, dev.Close())
 }
 
 func TestIntegrationDeviceForAddressErrors(t *testing.T) {

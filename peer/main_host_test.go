@@ -1,7 +1,9 @@
 package peer_test
 
 import (
+	"context"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 
@@ -18,6 +20,19 @@ func TestArgumentErrors(t *testing.T) {
 	require.ErrorIs(t, err, rpma.ErrInvalidArgument)
 	_, err = peer.New(nil)
 	require.ErrorIs(t, err, rpma.ErrInvalidArgument)
+	_, err = peer.ListenDevice(context.Background(), "")
+	require.ErrorIs(t, err, rpma.ErrInvalidArgument)
+	_, err = peer.DialDevice(context.Background(), "")
+	require.ErrorIs(t, err, rpma.ErrInvalidArgument)
+	// A ctx that has ended is refused before any librdmacm call.
+	canceled, cancel := context.WithCancel(context.Background())
+	cancel()
+	_, err = peer.DialDevice(canceled, "192.0.2.1")
+	require.ErrorIs(t, err, context.Canceled)
+	expired, cancel2 := context.WithDeadline(context.Background(), time.Now().Add(-time.Second))
+	defer cancel2()
+	_, err = peer.ListenDevice(expired, "192.0.2.1")
+	require.ErrorIs(t, err, context.DeadlineExceeded)
 
 	var d *peer.Device
 	var p *peer.Peer

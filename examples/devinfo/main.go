@@ -1,6 +1,6 @@
 // Command devinfo lists the RDMA devices and the capabilities the library
 // cares about: native atomic write and flush (else emulated), on-demand
-// paging, and the state of port 1.
+// paging, and the state of port 1 (peer.Devices).
 //
 //	devinfo
 package main
@@ -9,52 +9,31 @@ import (
 	"fmt"
 	"os"
 
-	"github.com/gorpma/rpma/internal/ibv"
+	"github.com/gorpma/rpma/peer"
 )
 
 func main() {
-	names, err := ibv.DeviceNames()
+	devs, err := peer.Devices()
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "devinfo:", err)
 		os.Exit(1)
 	}
-	if len(names) == 0 {
+	if len(devs) == 0 {
 		fmt.Fprintln(os.Stderr, "devinfo: no RDMA device")
 		os.Exit(1)
 	}
-	for _, n := range names {
-		if err := show(n); err != nil {
-			fmt.Fprintln(os.Stderr, "devinfo:", err)
-			os.Exit(1)
-		}
+	for _, d := range devs {
+		fmt.Printf("%s: port 1 %s, MTU %d\n", d.Name, d.PortState, d.ActiveMTU)
+		fmt.Printf("  atomic write: %s\n", nativeOr(d.NativeAtomicWrite, "emulated (fenced 8-byte RDMA write)"))
+		fmt.Printf("  flush:        %s\n", nativeOr(d.NativeFlush, "emulated (8-byte RDMA read)"))
+		fmt.Printf("  ODP:          %v\n", d.ODP)
+		fmt.Printf("  max QP %d, max CQE %d, max QP WR %d, max MR size %d\n", d.MaxQP, d.MaxCQE, d.MaxQPWR, d.MaxMRSize)
 	}
 }
 
-func yesNo(b bool, no string) string {
-	if b {
+func nativeOr(native bool, otherwise string) string {
+	if native {
 		return "native"
 	}
-	return no
-}
-
-func show(name string) error {
-	ctx, err := ibv.OpenDevice(name)
-	if err != nil {
-		return err
-	}
-	defer ctx.Close()
-	a, err := ctx.QueryDevice()
-	if err != nil {
-		return err
-	}
-	p, err := ctx.QueryPort(1)
-	if err != nil {
-		return err
-	}
-	fmt.Printf("%s: port 1 %s, MTU %d\n", name, p.State, p.ActiveMTU)
-	fmt.Printf("  atomic write: %s\n", yesNo(a.NativeAtomicWrite(), "emulated (fenced 8-byte RDMA write)"))
-	fmt.Printf("  flush:        %s\n", yesNo(a.NativeFlush(), "emulated (8-byte RDMA read)"))
-	fmt.Printf("  ODP:          %v\n", a.ODP())
-	fmt.Printf("  max QP %d, max CQE %d, max QP WR %d, max MR size %d\n", a.MaxQP, a.MaxCQE, a.MaxQPWR, a.MaxMRSize)
-	return nil
+	return otherwise
 }

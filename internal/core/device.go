@@ -40,13 +40,20 @@ func DeviceForAddress(addr string, typ rpma.UtilIbvContextType) (*Device, error)
 	default:
 		return nil, rpmaerr.Inval(op, "unknown context type %d", int(typ))
 	}
+	return deviceFor(addr, passive, defaultTimeoutMs)
+}
+
+// deviceFor finds the device addr binds to (passive) or resolves through,
+// waiting at most timeoutMs for the resolution.
+func deviceFor(addr string, passive bool, timeoutMs int) (*Device, error) {
+	const op = "utils_get_ibv_context"
 	ai, err := ibv.GetAddrInfo(addr, "", passive)
 	if err != nil {
 		return nil, providerMsg(op, err, "node=%s, %s", addr, side(passive))
 	}
 	defer ai.Free()
 	// A synchronous id, as librpma uses: librdmacm waits for the
-	// resolution itself (at most defaultTimeoutMs).
+	// resolution itself (at most timeoutMs).
 	id, err := ibv.CreateID(nil)
 	if err != nil {
 		return nil, provider(op, err)
@@ -54,7 +61,7 @@ func DeviceForAddress(addr string, typ rpma.UtilIbvContextType) (*Device, error)
 	if passive {
 		err = id.BindAddr(ai)
 	} else {
-		err = id.ResolveAddr(ai, defaultTimeoutMs)
+		err = id.ResolveAddr(ai, timeoutMs)
 	}
 	var ctx *ibv.Context
 	switch {

@@ -1,7 +1,9 @@
 // Package bench compares the data path of this module with C librpma and
 // with perftest, side by side in the same rxe VM, and turns the outputs
 // into tables (cmd/benchtable). `make bench` (scripts/bench.sh) runs it;
-// doc/performance.md explains the rows and records measured figures.
+// doc/performance.md gives the current figures and how to reproduce them,
+// and doc/notes/performance-lab-notes.md ("What each row measures") each
+// row's definition and every measurement.
 //
 // # What is compared
 //

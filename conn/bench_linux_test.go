@@ -41,7 +41,7 @@ const envBenchGate = "RPMA_BENCH_GATE"
 // envBenchWarmup=N runs each row's operation N times before its timed
 // loop (b.Loop starts the timer at its first call), as rpma_lat's -w
 // does: the first few hundred operations of a row cost more, in Go and
-// in C (doc/performance.md, "Warm-up").
+// in C (doc/notes/performance-lab-notes.md, "Warm-up (2026-12-05)").
 const envBenchWarmup = "RPMA_BENCH_WARMUP"
 
 // benchWarmup returns the warm-up operations of each row (envBenchWarmup).

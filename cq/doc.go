@@ -51,13 +51,13 @@
 // then wake every 20 µs for a while. So the library yields such a
 // goroutine itself (like runtime.Gosched, but without waking a second
 // thread to take it), after a post or an empty poll, once every few
-// milliseconds per connection: on rxe in Linux 6.1 that made the mean
-// write 1.25 times librpma's instead of 1.52 (doc/performance.md, "The
-// preemption tail"). On Soft-RoCE (rxe) in Linux 6.12, unlike 6.1, a
-// request's work runs in kernel workers, and on a machine with few CPUs
-// the runtime's threads still take the CPU the worker needs: leave rxe a
-// CPU, e.g. `taskset -c 0 env GOMAXPROCS=2 ./prog` on two CPUs
-// (doc/performance.md, "The 6.12 gap").
+// milliseconds per connection; without that, Go's 99th-percentile
+// latency on rxe was two to three times librpma's (doc/performance.md,
+// "Busy polling or waiting"). On Soft-RoCE (rxe) in Linux 6.12, unlike
+// 6.1, a request's work runs in kernel workers, and on a machine with few
+// CPUs the runtime's threads still take the CPU the worker needs: leave
+// rxe a CPU, e.g. `taskset -c 0 env GOMAXPROCS=2 ./prog` on two CPUs
+// (doc/performance.md, "Pinning and GOMAXPROCS").
 //
 // # Event loops
 //

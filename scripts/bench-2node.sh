@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
-# Two-node latency benchmarks (`make bench`; doc/performance.md, "Two
-# nodes: completions from the wire"): in one two-node rxevm boot per
-# kernel, C librpma's rpma_lat -s serves on node 0 and node 1 runs rounds
-# of three clients of that one server, each connecting afresh: conn's
+# Two-node latency benchmarks (`make bench`;
+# doc/notes/performance-lab-notes.md, "Two nodes: completions from the
+# wire"): in one two-node rxevm boot per kernel, C librpma's rpma_lat -s
+# serves on node 0 and node 1 runs rounds of three clients of that one
+# server, each connecting afresh: conn's
 # BenchmarkOps with the posts' reaping on (the default), the same binary
 # with it off (RPMA_BENCH_REAP=0), and rpma_lat -c. Completions come from the wire, later than the post (as on
 # hardware), so reaping mostly finds nothing and backs off; the table shows

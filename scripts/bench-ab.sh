@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # A/B latency benchmark of a change to the library (doc/performance.md,
-# "Running it"): conn's BenchmarkOps and BenchmarkPostUnsignaled built at a
+# "Reproducing"): conn's BenchmarkOps and BenchmarkPostUnsignaled built at a
 # base revision (A) and from the working tree (B), and C librpma's
 # rpma_lat (C), in one rxe VM per kernel. Each round runs the three, one
 # after the other, in an order that rotates from round to round (so that
@@ -21,7 +21,7 @@
 #   BENCH_ICOUNT=1            count instead of time: rxevm -icount, one vCPU,
 #                            ns/op is guest instructions per operation and
 #                            an A/A run gives 1.00 (doc/performance.md,
-#                            "Counting instructions")
+#                            "What it was measured on")
 #
 # The raw outputs are kept in bin/bench/ab-KERNEL/{a,b,c}.txt. The exit
 # status is non-zero when a VM or a table is missing.

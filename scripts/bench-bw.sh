@@ -24,7 +24,7 @@
 #   BENCH_PLOTS=doc/img       where the PNGs go ("" for none)
 #   BENCH_ICOUNT=1            count instead of time: rxevm -icount, one vCPU,
 #                            every ns is one guest instruction
-#                            (doc/performance.md, "Counting instructions")
+#                            (doc/performance.md, "What it was measured on")
 #
 # A round takes about 20 s under TCG on a quiet 2-core host (4 minutes a
 # kernel with the VM's boot); the budget keeps a kernel under about 6

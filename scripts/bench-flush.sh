@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Native against emulated flush (doc/performance.md, doc/persistence.md):
+# Native against emulated flush (doc/notes/performance-lab-notes.md,
+# "Native against emulated flush (2026-12-02)"; doc/persistence.md):
 # conn's BenchmarkOps Flush, WriteThenFlush64 and WriteAndFlush64, built
 # twice (emulated: the default build; native: tag rpma_native_flush,
 # against the Debian 13 userspace's rdma-core 56 headers), run in

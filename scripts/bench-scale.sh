@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Many connections (doc/performance.md, "Many connections"): aggregate
+# Many connections (doc/performance.md, "Bandwidth and message size";
+# doc/notes/performance-lab-notes.md, "Many connections"): aggregate
 # QD1 64-byte write rate and memory per connection with N = 1, 16, 64 and
 # 256 connections on one server, Go (conn's BenchmarkScale) against C
 # librpma (internal/bench/testdata/rpma_scale.c), in one rxe VM per

@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Why Go trails C more on Linux 6.12 (doc/performance.md, "The 6.12 gap"),
+# Why Go trails C more on Linux 6.12 (doc/notes/performance-lab-notes.md,
+# "The 6.12 gap: the Go runtime's threads and rxe's kworker"),
 # and what the Go runtime's preemption of a busy poller costs: in one VM
 # (6.12 by default), a scheduler trace of Write64 busy-polled by Go and by C
 # librpma, then an untraced timing run of the same, with Go also pinned to

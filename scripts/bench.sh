@@ -21,18 +21,19 @@
 #   BENCH_WARMUP=500          operations before each timed loop, in Go
 #                            (RPMA_BENCH_WARMUP) and in rpma_lat (-w): the
 #                            first few hundred of a run cost more in both
-#                            (doc/performance.md, "Warm-up")
+#                            (doc/notes/performance-lab-notes.md,
+#                            "Warm-up (2026-12-05)")
 #   BENCH_ROUNDS=11           rounds of the Go benchmarks and of rpma_lat
 #   BENCH_ROUND_BUDGET=240    seconds (in the VM) after which no round starts
 #   BENCH_PERFTEST_BUDGET=330 seconds after which no perftest run starts
 #   BENCH_VM_TIMEOUT=10m      rxevm's timeout for each VM
 #   BENCH_ICOUNT=1            count instead of time: rxevm -icount, one vCPU,
 #                            every ns is one guest instruction
-#                            (doc/performance.md, "Counting instructions")
+#                            (doc/performance.md, "What it was measured on")
 #   BENCH_PIN_KERNELS=6.12    kernels on which both programs run pinned to
 #                            vCPU 0 (taskset -c 0; Go with GOMAXPROCS=2),
 #                            leaving vCPU 1 to rxe's kernel workers
-#                            (doc/performance.md, "The 6.12 gap")
+#                            (doc/performance.md, "Pinning and GOMAXPROCS")
 #
 # On a quiet 2-core host the whole run takes about two and a half minutes;
 # the budgets keep it under 15 minutes on a loaded one (figures are then

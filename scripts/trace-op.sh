@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Counts the user-space instructions of one operation, Go against C
-# librpma (doc/performance.md, "Counting instructions"): in one rxe VM,
+# librpma (doc/notes/performance-lab-notes.md, "Counting instructions
+# (2026-12-04)" and "A post in one frame (2026-12-05)"): in one rxe VM,
 # gdb single-steps TRACE_OPS consecutive operations of conn's BenchmarkOps
 # (from one entry of conn.(*Conn).Write, Read, ... to the next) and of
 # rpma_lat (from rpma_write, rpma_read, ...), after 200 warm-up

@@ -35,7 +35,7 @@
 //	                up); the guest's clocks advance 1 ns per guest
 //	                instruction, so a timing in the guest is a count that
 //	                host load does not move (doc/performance.md,
-//	                "Counting instead of timing")
+//	                "What it was measured on")
 //	-mem MIB        memory in MiB (default 2048)
 //	-v              show the boot console and what rxevm prepares
 //	-nodes N        1 (default), or 2: two VMs joined by a virtual wire

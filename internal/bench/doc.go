@@ -1,7 +1,9 @@
 // Package bench compares the data path of this module with C librpma and
 // with perftest, side by side in the same rxe VM, and turns the outputs
 // into tables (cmd/benchtable). `make bench` (scripts/bench.sh) runs it;
-// doc/performance.md explains the rows and records measured figures.
+// doc/performance.md gives the current figures and how to reproduce them,
+// and doc/notes/performance-lab-notes.md ("What each row measures") each
+// row's definition and every measurement.
 //
 // # What is compared
 //
@@ -43,8 +45,9 @@
 // Go and rpma_lat run in alternation, several rounds each, so that both
 // see the same changes in the host's load; each round's figure is the
 // mean of a fixed number of iterations (go test -benchtime=Nx; rpma_lat
-// -n N) and the table shows the median over the rounds, and the ratio of
-// the two fastest rounds (the ones least disturbed by the host). rpma_lat also
+// -n N) and the table shows the median over the rounds, and the median of
+// the per-round Go/librpma ratios with their spread (each ratio taken
+// between the runs of one round, which saw the same load). rpma_lat also
 // prints the median and 99th percentile of its per-operation times;
 // perftest prints its own (t_typical, 99%). Ratios are Go's ns/op divided
 // by the other's. Nothing here asserts a time: the tests only check that

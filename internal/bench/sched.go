@@ -22,7 +22,8 @@ import (
 // the program's threads ran, where rxe's kernel workers were woken, and
 // how long they waited to run. It explains the gap between Go and C on
 // Linux 6.12, where rxe completes requests from a work queue
-// (doc/performance.md).
+// (doc/notes/performance-lab-notes.md, "The 6.12 gap: the Go runtime's
+// threads and rxe's kworker").
 
 // TraceEvent is one line of an ftrace text trace.
 type TraceEvent struct {

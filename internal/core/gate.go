@@ -14,7 +14,8 @@ package core
 // that posts and then waits: the completion, and its event, often come
 // before the wait, which then reads the event without parking (Linux 6.1's
 // rxe: one extra context switch per operation, traced in
-// doc/performance.md).
+// doc/notes/performance-lab-notes.md, "Event mode: completion events and
+// the poller's thread").
 //
 // So the channel is an item only while waits park: a park adds it
 // (EPOLL_CTL_ADD, which reports an event already pending at once, so none

@@ -29,8 +29,8 @@ import (
 // used to be runtime.Gosched, which also wakes a second thread when a P
 // is idle (its wakep): with that, the yields took 5-15% of a busy
 // poller's CPU samples on the 6.1 TCG guest, half of it the wake-up
-// (doc/performance.md, "A profile of the busy path" and "A yield that
-// wakes no thread").
+// (doc/notes/performance-lab-notes.md, "A profile of the busy path on
+// 6.1 (2026-12-03)" and "A yield that wakes no thread (2026-12-04)").
 const yieldCounts = 4_000_000
 
 // yieldOff, set by SetYielding(false), turns the yields off. For

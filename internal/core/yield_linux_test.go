@@ -77,8 +77,9 @@ func busyYielding(t *testing.T, monitor string, yield func(), n int, spin uint64
 // The data path's yield is goyield because a busy poller's yield must not
 // wake a second thread: with an idle P, runtime.Gosched wakes one every
 // time (it sleeps again when it finds nothing, or takes the goroutine to
-// another CPU and the first thread sleeps), which the profiles in
-// doc/performance.md found to be most of the yield's cost. Gosched is the
+// another CPU and the first thread sleeps), which profiles found to be
+// most of the yield's cost (doc/notes/performance-lab-notes.md, "A
+// profile of the busy path on 6.1 (2026-12-03)"). Gosched is the
 // control: it shows that this count sees the wake-ups, and the data path's
 // yield is counted the same way right after it. The runtime's monitor
 // thread, which sleeps every few ms whatever the yield, is left out of

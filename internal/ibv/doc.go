@@ -19,8 +19,8 @@
 //     request, polling a batch of completions) happens in small C helpers.
 //     The crossings stay cgo calls: calling runtime.asmcgocall directly
 //     makes one 3-4 times cheaper, but a stop-the-world then waits for
-//     every post's system call on rxe (doc/performance.md, "Direct calls
-//     into C").
+//     every post's system call on rxe (doc/notes/performance-lab-notes.md,
+//     "Direct calls into C: tried, and not taken (2026-12-04)").
 //   - No Go pointer is kept by C: memory the device touches comes from mmap
 //     or C, and work-request ids are integers.
 //

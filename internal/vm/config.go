@@ -158,8 +158,8 @@ type Config struct {
 	// guest counts instructions (user and kernel, every thread) and does
 	// not move with host load. TCG then runs on one host thread, and the
 	// VM has one vCPU: with two, 6.1 hangs bringing up the second one.
-	// For benchmarks that compare counts (doc/performance.md, "Counting
-	// instructions"); the guest runs slower, on one host CPU.
+	// For benchmarks that compare counts (doc/performance.md, "What it
+	// was measured on"); the guest runs slower, on one host CPU.
 	ICount bool
 	// Userspace runs the command in another Debian release's userspace
 	// (one of Userspaces, e.g. "debian13"), built once and cached; ""

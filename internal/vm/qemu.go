@@ -69,7 +69,8 @@ func (s *streams) closeAll() {
 // and CLOCK_MONOTONIC in turn, 2 million reads) found no step back on 6.1
 // or 6.12. The option also stops the clocksource watchdog, which could
 // otherwise move a loaded 6.12 guest to the HPET mid-run.
-// doc/performance.md, "The guest's clock", has what it changes.
+// doc/notes/performance-lab-notes.md, "The guest's clock (2026-12-03)",
+// has what it changes.
 //
 // softlockup_panic=1 turns a guest kernel that stopped scheduling a CPU
 // for 20 s into a panic, so the VM exits (panic=-1, qemu's -no-reboot)

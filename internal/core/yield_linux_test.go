@@ -112,18 +112,24 @@ func TestYieldWakesNoThread(t *testing.T) {
 
 // The yield is a real one: on a single P, the goroutine that yields lets
 // the others run (without one, the spinning goroutine would keep its P
-// until the runtime preempted it, 10 ms later).
+// until the runtime preempted it, 10 ms later: 1000 turns of this loop
+// without a yield take microseconds). The other goroutine may not be the
+// first the P runs: goroutines left by earlier tests (pollers, timers,
+// a GC worker) can be queued before it, so the test allows many yields,
+// not the one a quiet process needs.
 func TestYieldRunsTheOthers(t *testing.T) {
 	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(1))
+	const yields = 1000
 	ran := make(chan struct{})
 	go close(ran)
-	for i := 0; i < 10; i++ {
+	for i := 0; i < yields; i++ {
 		gosched()
 		select {
 		case <-ran:
+			t.Logf("the other goroutine ran after %d yields", i+1)
 			return
 		default:
 		}
 	}
-	t.Fatal("10 yields on one P and the other goroutine did not run")
+	t.Fatalf("%d yields on one P and the other goroutine did not run", yields)
 }

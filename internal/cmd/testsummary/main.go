@@ -1,5 +1,6 @@
 // Command testsummary reads `go test -json` on stdin, prints the tests'
-// output as `go test -v` would, and ends with one line
+// output as `go test -v` would, and ends with the tier's slowest tests
+// and one line
 //
 //	TIER: N passed, M failed, K skipped
 //
@@ -30,6 +31,7 @@ type event struct {
 	Package string
 	Test    string
 	Output  string
+	Elapsed float64 // seconds, on pass and fail
 }
 
 func main() {
@@ -47,6 +49,7 @@ func main() {
 	var skippedNames, failedNames []string
 	pkgFailed := map[string]bool{}
 	outputs := map[string]*tail{}
+	var durations []timed
 	sc := bufio.NewScanner(os.Stdin)
 	sc.Buffer(make([]byte, 1<<20), 16<<20)
 	for sc.Scan() {
@@ -66,10 +69,12 @@ func main() {
 		case "pass":
 			if e.Test != "" {
 				passed++
+				durations = append(durations, timed{e.Package, e.Test, e.Elapsed})
 			}
 		case "fail":
 			if e.Test != "" {
 				failed++
+				durations = append(durations, timed{e.Package, e.Test, e.Elapsed})
 				failedNames = append(failedNames, e.Package+"."+e.Test)
 			} else {
 				pkgFailed[e.Package] = true
@@ -126,6 +131,9 @@ func main() {
 			f.Close()
 		}
 		writeFailures(*tally+".failures", *tier, failedNames, pkgs, outputs)
+	}
+	if line := slowest(durations, 8); line != "" {
+		fmt.Printf("%s: slowest: %s\n", *tier, line)
 	}
 	fmt.Printf("%s: %d passed, %d failed, %d skipped\n", *tier, passed, failed, skipped)
 	if bad {
@@ -294,4 +302,28 @@ func hasTestIn(names []string, pkg string) bool {
 		}
 	}
 	return false
+}
+
+// timed is one test's run time.
+type timed struct {
+	pkg, test string
+	seconds   float64
+}
+
+// slowest names the n slowest top-level tests (subtests are inside their
+// parent's time) with their seconds, slowest first: where a tier's time
+// went, for keeping make test within its budget.
+func slowest(ts []timed, n int) string {
+	var top []timed
+	for _, t := range ts {
+		if !strings.Contains(t.test, "/") {
+			top = append(top, t)
+		}
+	}
+	sort.SliceStable(top, func(i, j int) bool { return top[i].seconds > top[j].seconds })
+	var parts []string
+	for _, t := range top[:min(n, len(top))] {
+		parts = append(parts, fmt.Sprintf("%s.%s %.0fs", t.pkg[strings.LastIndex(t.pkg, "/")+1:], t.test, t.seconds))
+	}
+	return strings.Join(parts, ", ")
 }

@@ -75,3 +75,15 @@ func TestWriteFailuresKeepsWhy(t *testing.T) {
 	}
 	require.Equal(t, tailLines, strings.Count(s, "dmesg line"), "the tail is still kept")
 }
+
+func TestSlowest(t *testing.T) {
+	ts := []timed{
+		{"example.com/m/a", "TestQuick", 1},
+		{"example.com/m/b", "TestSlow", 90},
+		{"example.com/m/b", "TestSlow/sub", 89},
+		{"example.com/m/a", "TestMiddle", 12.4},
+	}
+	require.Equal(t, "b.TestSlow 90s, a.TestMiddle 12s", slowest(ts, 2))
+	require.Equal(t, "b.TestSlow 90s, a.TestMiddle 12s, a.TestQuick 1s", slowest(ts, 8))
+	require.Equal(t, "", slowest(nil, 8))
+}

@@ -83,8 +83,13 @@ vm_debian13() ( # a subshell: its exports stay here
 	export CGO_CFLAGS="-O2 -g -I$inc" GOFLAGS=-tags=rpma_native_flush
 	bash scripts/build-examples.sh bin/examples-native || return 1
 	# TestIntegrationMixedFlushBuilds pairs them with the emulated build.
+	# Of the examples' own pairings it runs those the native build changes
+	# (flush, atomic write, GPSPM, the Go examples): the others (connect,
+	# read, write, send, receive, SRQ, rping) run the same code as in the
+	# 6.12 tier, and their interop with librpma 1.3 still runs here.
 	RPMA_EXAMPLES_BIN=$root/bin/examples-native RPMA_EXAMPLES_BIN_EMULATED=$root/bin/examples RPMA_TEST_REQUIRE_PMEM=1 \
-		go test -exec "$exec" -count=1 -timeout 20m -json "${native_pkgs[@]}" 2>&1 |
+		go test -exec "$exec" -count=1 -timeout 20m -json \
+		-skip '^TestIntegrationExamples$/^(0[1-46]|08|1[0-3]|rping)' "${native_pkgs[@]}" 2>&1 |
 		"$summary" -tier vm-6.12-debian13 -no-skips -tally "$tally"
 )
 vmhost() {

@@ -397,8 +397,9 @@ func TestPMemFsDAX(t *testing.T) {
 // its command. The one-fault cases leave an attempt to spare: a real
 // late-boot oops under TCG (CI saw int3 oopses in sched_clock_cpu, on a
 // single VM and on node 1 of a two-node run) must find one. For the same
-// reason the failing cases may leave an injected crash untaken (a real one
-// took its turn). The hang cases run with a 30 s boot timeout and a 150 s
+// reason the failing case may leave an injected crash untaken (a real one
+// took its turn). The failing case runs one node: with two, the same code
+// gives up after six boots instead of three, 1-2 minutes of make test. The hang cases run with a 30 s boot timeout and a 150 s
 // run timeout: without the boot timeout they end with the run's timeout
 // (124), not with each command run once.
 func TestBootCrashIsRetried(t *testing.T) {
@@ -414,7 +415,6 @@ func TestBootCrashIsRetried(t *testing.T) {
 		{nodes: 1, crashes: 1, code: 0, stdout: []string{"ran 0"}, stderrRe: `attempt [23] of 3`},
 		{nodes: 1, crashes: 3, code: vm.ExitBootFailed, stderrRe: `did not boot`, untakenOK: 1},
 		{nodes: 2, crashes: 1, code: 0, stdout: []string{"ran 0", "ran 1"}, stderrRe: `attempt [23] of 3`},
-		{nodes: 2, crashes: 3, code: vm.ExitBootFailed, stderrRe: `did not boot`, untakenOK: 1},
 		{nodes: 1, hangs: 1, code: 0, stdout: []string{"ran 0"}, stderrRe: `did not start its command within 30s \(a hung boot\); booting a fresh VM \(attempt [23] of 3\)`},
 		{nodes: 2, hangs: 1, code: 0, stdout: []string{"ran 0", "ran 1"}, stderrRe: `node 1: the VM did not start its command within 30s \(a hung boot\); booting a fresh VM \(attempt [23] of 3\)`},
 	} {

@@ -21,20 +21,22 @@ import (
 	"github.com/gorpma/rpma/internal/vm/vmtest"
 )
 
-// Parameters of the test. Each kill point costs one server boot (~8 s under
-// TCG) plus the writes before the kill: about 20 s of make test's time on
-// a fast host, 45 s on a slow one, whose CI budget bounds them. A control
-// loses 13-16 records per kill point (doc/persistence.md), so 3 are
-// plenty to fail.
+// Parameters of the test. Each phase boots its client once and a server
+// per kill point plus one (~8 s each under TCG), and each kill point adds
+// its writes: about 20 s of make test's time per kill point on a fast
+// host, 45 s on a slow one, whose CI budget bounds them (the kill points
+// are random, so the runs add up to more than any one). A control loses
+// 13-16 records per kill point (doc/persistence.md), so 2 are plenty to
+// fail.
 const (
-	killPoints       = 6            // kill points of the real test
-	controlRounds    = 3            // kill points of the negative control
-	casKillPoints    = 3            // kill points of the compare-and-swap test
+	killPoints       = 4            // kill points of the real test
+	controlRounds    = 2            // kill points of the negative control
+	casKillPoints    = 2            // kill points of the compare-and-swap test
 	casControl       = 3            // and of its negative control
-	writeOnlyRounds  = 1            // kill points acknowledging on write completion, no flush
-	gpspmKillPoints  = 3            // kill points of the GPSPM test
-	gpspmControl     = 2            // and of its negative control (the server skips the persist)
-	nativeKillPoints = 3            // kill points with native flush (Debian 13 userspace)
+	writeOnlyRounds  = 1            // kill points acknowledging on write completion, no flush (RPMA_POWERLOSS_ACK_ON_WRITE=1)
+	gpspmKillPoints  = 2            // kill points of the GPSPM test
+	gpspmControl     = 1            // and of its negative control (the server skips the persist: every answer is caught)
+	nativeKillPoints = 2            // kill points with native flush (Debian 13 userspace)
 	nativeControl    = 2            // and of its negative control
 	perRound         = 2000         // records a round may write
 	pmemSize         = 64 << 20     // the NVDIMM; perRound*RecordSize*rounds must fit
@@ -252,10 +254,14 @@ func TestPowerLoss(t *testing.T) {
 	// a real platform (the data may sit in the target's caches or NIC),
 	// but on rxe the payload is placed before the ACK and the emulated
 	// NVDIMM has no cache, so this may lose nothing: the figure is
-	// published (doc/persistence.md), not asserted. The wire-level check
-	// of issue 12 is what can tell a missing flush here.
-	lost, _, acked := losses(t, "ack-on-write", phase(t, p, plnode, "ack-on-write", writeOnlyRounds), false)
-	t.Logf("ack-on-write (no flush): %d acknowledged, %d lost", acked, lost)
+	// published (doc/persistence.md), not asserted, and make test skips
+	// the phase (three boots for a figure); RPMA_POWERLOSS_ACK_ON_WRITE=1
+	// runs it. The wire-level check (TestFlushOnTheWire) is what can tell
+	// a missing flush here.
+	if os.Getenv("RPMA_POWERLOSS_ACK_ON_WRITE") == "1" {
+		lost, _, acked := losses(t, "ack-on-write", phase(t, p, plnode, "ack-on-write", writeOnlyRounds), false)
+		t.Logf("ack-on-write (no flush): %d acknowledged, %d lost", acked, lost)
+	}
 
 	// Remote compare-and-swap, each flushed: an acknowledged counter value
 	// survives the power cut.

@@ -46,7 +46,7 @@ lint:
 	bash scripts/lint.sh
 
 build: rxevm
-	go build ./...
+	go build ./... ./examples/... ./internal/bench/cmd/benchplot
 
 rxevm:
 	go build -o bin/rxevm ./cmd/rxevm

@@ -42,7 +42,7 @@ iters() {
 	local n=$((bytes / $1))
 	((n < least)) && n=$least
 	((n > most)) && n=$most
-	echo $n
+	echo "$n"
 }
 
 # guest OUT BIN: runs inside the VM; writes OUT/{go,c}-NN.txt from the

@@ -97,13 +97,16 @@ for f in "$out"/trace-*-*.txt; do
 	[ -e "$f" ] || continue
 	case $(basename "$f") in trace-c-*) args+=(rpma_lat "$f") ;; *) args+=(conn.test "$f") ;; esac
 done
+# Not piped into tee: a pipeline's commands run in subshells, where a
+# failure's status=1 would be lost.
 {
 	cat "$out/meta.txt"
 	echo
 	bin/schedtable "${args[@]}" || status=1
 	echo
 	bin/schedtable -timing "$out" || status=1
-} | tee "$out/tables.md"
+} >"$out/tables.md"
+cat "$out/tables.md"
 rm -rf "bin/bench-sched/$kernel"
 mkdir -p bin/bench-sched
 cp -r "$out" "bin/bench-sched/$kernel"

@@ -176,16 +176,16 @@ for k in $kernels; do
 	out=$work/$k
 	mkdir -p "$out"
 	echo "host load average at start: $(cut -d' ' -f1-3 /proc/loadavg) ($(nproc) cores)" >"$out/meta.txt"
-	pin=
+	pin_arg=
 	case " ${BENCH_PIN_KERNELS-6.12} " in *" $k "*)
-		pin=pin
+		pin_arg=pin
 		echo "pinned: both programs on vCPU 0 (taskset -c 0), Go with GOMAXPROCS=2; vCPU 1 left to rxe's kernel workers" >>"$out/meta.txt"
 		;;
 	esac
 	echo "=== bench: kernel $k"
 	start=$SECONDS
 	(cd conn && "$root/bin/rxevm" "${icount[@]}" -kernel "$k" -timeout "${BENCH_VM_TIMEOUT:-10m}" -- \
-		bash "$root/scripts/bench.sh" --guest "$out" "$work" "$pin") || {
+		bash "$root/scripts/bench.sh" --guest "$out" "$work" "$pin_arg") || {
 		echo "bench: the VM for kernel $k failed (exit status $?)" >&2
 		status=1
 	}

@@ -9,7 +9,7 @@ packages=(
 	qemu-system-x86 busybox-static kmod xz-utils cpio iproute2
 	rdma-core ibverbs-providers ibverbs-utils rdmacm-utils
 	libibverbs-dev librdmacm-dev perftest librpma-dev libprotobuf-c-dev ndctl
-	gcc pkg-config debootstrap
+	gcc pkg-config debootstrap shellcheck
 )
 # How old apt's lists may be before they are refreshed (seconds).
 max_list_age=${RXEVM_APT_MAX_AGE:-21600}

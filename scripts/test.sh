@@ -18,7 +18,7 @@
 #            the harness's own tests and the power-loss test.
 # Every tier runs even if an earlier one failed; the last line sums them.
 set -uo pipefail
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/.." || exit 1
 root=$PWD
 tally=$(mktemp)
 trap 'rm -f "$tally" "$tally.failures"' EXIT
@@ -28,6 +28,7 @@ go build -o bin/rxevm ./cmd/rxevm || exit 1
 go build -o bin/testsummary ./internal/cmd/testsummary || exit 1
 RPMA_EXAMPLES_RACE=durable-log bash scripts/build-examples.sh || exit 1 # run by the examples' test in the VM
 summary=$root/bin/testsummary
+source scripts/workspace.sh # workspace_pkgs: ./... ./examples/... and the tools'
 # The C programs the tests run (librpma's side of the interop tests, the
 # benchmarks', the descriptor checks) are cached by content
 # (internal/cbuild): the host tier compiles them in a fraction of a second
@@ -40,7 +41,7 @@ export RPMA_C_CACHE=$root/bin/ccache
 # which they reach through internal/rdmatest, but the harness itself
 # (cmd/rxevm boots VMs: the vmhost tier). The others run on the host only:
 # in the VM they would only add a boot each (~25 s under TCG) to a tier.
-mapfile -t vm_pkgs < <(go list -f '{{.ImportPath}} {{join .TestImports " "}} {{join .XTestImports " "}}' ./... |
+mapfile -t vm_pkgs < <(go list -f '{{.ImportPath}} {{join .TestImports " "}} {{join .XTestImports " "}}' "${workspace_pkgs[@]}" |
 	awk '/ github.com\/gorpma\/rpma\/internal\/rdmatest( |$)/ {print $1}' | grep -v '/cmd/rxevm$')
 [ ${#vm_pkgs[@]} -ge 10 ] || { echo "test.sh: only ${#vm_pkgs[@]} packages use the device: ${vm_pkgs[*]}" >&2; exit 1; }
 # The packages whose code or tests the native-flush build changes (the
@@ -61,7 +62,7 @@ tier() {
 }
 
 host() {
-	go test -race -count=1 -json ./... 2>&1 | "$summary" -tier host -tally "$tally"
+	go test -race -count=1 -json "${workspace_pkgs[@]}" 2>&1 | "$summary" -tier host -tally "$tally"
 }
 vm() {
 	local kernel=$1 pmem_mode=$2

@@ -1,7 +1,8 @@
 // Command demo runs every bundled example where an RDMA device is (inside
 // the rxevm VM, or on a host with an active device), shows each one's
 // output, checks that what each server read or received equals what its
-// client sent, and ends with `examples: N passed, M failed`.
+// client sent, numbers each (n/N) with its time, and ends with
+// `examples: N passed, M failed`.
 //
 //	demo -bin DIR [-addr ADDR] [-port PORT] [-pmem PATH]
 //
@@ -12,6 +13,7 @@ import (
 	"flag"
 	"fmt"
 	"os"
+	"time"
 
 	"github.com/gorpma/rpma/examples/internal/catalog"
 )
@@ -30,20 +32,24 @@ func main() {
 		os.Exit(2)
 	}
 	passed, failed := 0, 0
-	for i, e := range catalog.All() {
-		fmt.Printf("=== %s\n", e.Name)
+	all := catalog.All()
+	for i, e := range all {
+		n := fmt.Sprintf("%d/%d", i+1, len(all))
+		fmt.Printf("=== %s %s\n", n, e.Name)
 		if !e.Available(&env) {
-			fmt.Printf("--- FAIL %s: not built\n", e.Name)
+			fmt.Printf("--- FAIL %s %s: not built\n", n, e.Name)
 			failed++
 			continue
 		}
+		start := time.Now()
 		r := e.Run(&env, i)
+		took := time.Since(start).Seconds()
 		if r.Err != nil {
-			fmt.Printf("--- FAIL %s: %v\n", e.Name, r.Err)
+			fmt.Printf("--- FAIL %s %s (%.1fs): %v\n", n, e.Name, took, r.Err)
 			failed++
 			continue
 		}
-		fmt.Printf("--- ok   %s\n", e.Name)
+		fmt.Printf("--- ok   %s %s (%.1fs)\n", n, e.Name, took)
 		passed++
 	}
 	fmt.Printf("examples: %d passed, %d failed\n", passed, failed)

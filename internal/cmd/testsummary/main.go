@@ -1,6 +1,10 @@
 // Command testsummary reads `go test -json` on stdin, prints the tests'
-// output as `go test -v` would, and ends with the tier's slowest tests
-// and one line
+// output as `go test -v` would, each line prefixed with the tier (which
+// names the VM), the package and the tier's running count, as in
+//
+//	vm-6.12 conn (41 passed) | --- PASS: TestIntegrationWrite (1.23s)
+//
+// and ends with the tier's slowest tests and one line
 //
 //	TIER: N passed, M failed, K skipped
 //
@@ -21,6 +25,7 @@ import (
 	"encoding/json"
 	"flag"
 	"fmt"
+	"io"
 	"os"
 	"sort"
 	"strings"
@@ -50,6 +55,7 @@ func main() {
 	pkgFailed := map[string]bool{}
 	outputs := map[string]*tail{}
 	var durations []timed
+	log := &prefixer{w: os.Stdout, tier: *tier}
 	sc := bufio.NewScanner(os.Stdin)
 	sc.Buffer(make([]byte, 1<<20), 16<<20)
 	for sc.Scan() {
@@ -60,7 +66,7 @@ func main() {
 		}
 		switch e.Action {
 		case "output":
-			fmt.Print(e.Output)
+			log.write(e.Package, e.Output, passed, failed)
 			k := e.Package + "." + e.Test
 			if outputs[k] == nil {
 				outputs[k] = &tail{}
@@ -326,4 +332,46 @@ func slowest(ts []timed, n int) string {
 		parts = append(parts, fmt.Sprintf("%s.%s %.0fs", t.pkg[strings.LastIndex(t.pkg, "/")+1:], t.test, t.seconds))
 	}
 	return strings.Join(parts, ", ")
+}
+
+// prefixer prints go test's output lines, each prefixed with where it
+// comes from and how far the tier is. Output events may end mid-line; a
+// prefix goes only where a line starts.
+type prefixer struct {
+	w       io.Writer
+	tier    string
+	midLine bool
+}
+
+// modulePath is cut from package paths: the prefix says "conn", not the
+// whole import path.
+const modulePath = "github.com/gorpma/rpma/"
+
+func (p *prefixer) prefix(pkg string, passed, failed int) string {
+	short := strings.TrimPrefix(pkg, modulePath)
+	if pkg == strings.TrimSuffix(modulePath, "/") {
+		short = "."
+	}
+	count := fmt.Sprintf("%d passed", passed)
+	if failed > 0 {
+		count += fmt.Sprintf(", %d failed", failed)
+	}
+	return fmt.Sprintf("%s %s (%s) | ", p.tier, short, count)
+}
+
+func (p *prefixer) write(pkg, out string, passed, failed int) {
+	var b strings.Builder
+	for out != "" {
+		line, rest, full := strings.Cut(out, "\n")
+		if !p.midLine {
+			b.WriteString(p.prefix(pkg, passed, failed))
+		}
+		b.WriteString(line)
+		if full {
+			b.WriteByte('\n')
+		}
+		p.midLine = !full
+		out = rest
+	}
+	io.WriteString(p.w, b.String())
 }

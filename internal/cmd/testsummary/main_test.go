@@ -87,3 +87,18 @@ func TestSlowest(t *testing.T) {
 	require.Equal(t, "b.TestSlow 90s, a.TestMiddle 12s, a.TestQuick 1s", slowest(ts, 8))
 	require.Equal(t, "", slowest(nil, 8))
 }
+
+func TestPrefixer(t *testing.T) {
+	var b strings.Builder
+	p := &prefixer{w: &b, tier: "vm-6.12"}
+	p.write("github.com/gorpma/rpma/conn", "=== RUN   TestA\n", 0, 0)
+	p.write("github.com/gorpma/rpma/conn", "partial ", 0, 0)
+	p.write("github.com/gorpma/rpma/conn", "line\n--- PASS: TestA (1.20s)\n", 0, 0)
+	p.write("github.com/gorpma/rpma/internal/core", "--- FAIL: TestB (0.01s)\n", 1, 1)
+	p.write("github.com/gorpma/rpma", "ok\n", 1, 1)
+	require.Equal(t, "vm-6.12 conn (0 passed) | === RUN   TestA\n"+
+		"vm-6.12 conn (0 passed) | partial line\n"+
+		"vm-6.12 conn (0 passed) | --- PASS: TestA (1.20s)\n"+
+		"vm-6.12 internal/core (1 passed, 1 failed) | --- FAIL: TestB (0.01s)\n"+
+		"vm-6.12 . (1 passed, 1 failed) | ok\n", b.String())
+}

@@ -2,7 +2,6 @@ package cq
 
 import (
 	"context"
-	"unsafe"
 
 	"github.com/gorpma/rpma/internal/core"
 	"github.com/gorpma/rpma/rpma"
@@ -95,11 +94,8 @@ func (q *CQ) TryWait() error { return q.core().TryWait() }
 // queue slots but are not returned.
 func (q *CQ) GetWC(wc []WC) (int, error) {
 	// A nil q reaches core's GetWC, which reports it, and a nil or empty
-	// wc an empty slice, which it refuses. The slice is reinterpreted in
-	// place: WC and core.WC have one layout (below), so their slices do
-	// too, and the conversion costs nothing (unsafe.Slice would check the
-	// length against overflow at each call).
-	return q.core().GetWC(*(*[]core.WC)(unsafe.Pointer(&wc)))
+	// wc an empty slice, which it refuses.
+	return q.core().GetWC(wc)
 }
 
 // WaitFor waits for the completion of the operation posted with
@@ -124,7 +120,7 @@ func (q *CQ) GetWC(wc []WC) (int, error) {
 // them.
 func (q *CQ) WaitFor(ctx context.Context, opContext uint64) (WC, error) {
 	wc, err := q.core().WaitFor(ctx, opContext)
-	return WC(wc), err
+	return wc, err
 }
 
 // Resize resizes the CQ to at least n entries (ibv_resize_cq); Size then
@@ -146,48 +142,10 @@ func (q *CQ) WaitFor(ctx context.Context, opContext uint64) (WC, error) {
 func (q *CQ) Resize(n int) error { return q.core().Resize(n) }
 
 // WC is a work completion (struct ibv_wc, as librpma's rpma_cq_get_wc
-// returns it). For a failed completion only OpContext, Status, VendorErr
-// and QPNum are defined.
-type WC struct {
-	// OpContext is the op context given to the operation (wr_id).
-	OpContext uint64
-	// Status is the completion status; see Err.
-	Status rpma.WCStatus
-	// Opcode is the kind of operation: for example rpma.WCRDMAWrite,
-	// rpma.WCRDMARead (also emulated flushes), rpma.WCAtomicWrite,
-	// rpma.WCSend, rpma.WCRecv, rpma.WCRecvRDMAWithImm.
-	Opcode rpma.WCOpcode
-	// VendorErr is the vendor error syndrome of a failed completion.
-	VendorErr uint32
-	// ByteLen is the number of bytes received (receives only).
-	ByteLen uint32
-	// Imm is the immediate data in host order, valid when Flags has
-	// WithImm.
-	Imm uint32
-	// QPNum is the number of the local QP (conn.Conn.QPNum), which tells
-	// connections apart on an SRQ's receive CQ.
-	QPNum uint32
-	// SrcQP is the remote QP number (unreliable datagram only; 0 here).
-	SrcQP uint32
-	// Flags are IBV_WC_* flags, for example WithImm.
-	Flags uint32
-}
+// returns it): [rpma.WC], whose Err method reports a failed one.
+type WC = rpma.WC
 
 // WithImm is the IBV_WC_WITH_IMM flag of WC.Flags: the completion carries
-// immediate data (send with immediate, write with immediate).
-const WithImm uint32 = 1 << 1
-
-// The cast in GetWC needs WC and core.WC to be one type in layout; this
-// conversion compiles only while their fields are identical.
-var _ = core.WC(WC{})
-
-// Err returns nil for a successful completion, else a *rpma.WCError
-// naming the status (errors.Is(err, rpma.ErrCompletion) holds; for a
-// flushed work request also errors.Is(err, rpma.ErrWRFlushed)). It
-// allocates only on failure.
-func (w *WC) Err() error {
-	if w.Status == rpma.WCSuccess {
-		return nil
-	}
-	return &rpma.WCError{Status: w.Status, VendorErr: w.VendorErr, QPNum: w.QPNum, WRID: w.OpContext, Opcode: w.Opcode}
-}
+// immediate data (send with immediate, write with immediate). It is
+// [rpma.WCWithImm].
+const WithImm = rpma.WCWithImm

@@ -22,6 +22,7 @@ import (
 type pkgDecls struct {
 	top     map[string]bool
 	members map[string]map[string]bool // type -> method or field
+	aliases map[string]string          // type -> "pkg.Type" it is an alias of
 }
 
 func parsePkg(t *testing.T, dir string) *pkgDecls {
@@ -29,7 +30,7 @@ func parsePkg(t *testing.T, dir string) *pkgDecls {
 	fset := token.NewFileSet()
 	matches, err := filepath.Glob(filepath.Join(dir, "*.go"))
 	require.NoError(t, err)
-	d := &pkgDecls{top: map[string]bool{}, members: map[string]map[string]bool{}}
+	d := &pkgDecls{top: map[string]bool{}, members: map[string]map[string]bool{}, aliases: map[string]string{}}
 	member := func(typ, name string) {
 		if d.members[typ] == nil {
 			d.members[typ] = map[string]bool{}
@@ -63,6 +64,11 @@ func parsePkg(t *testing.T, dir string) *pkgDecls {
 					switch spec := spec.(type) {
 					case *ast.TypeSpec:
 						d.top[spec.Name.Name] = true
+						if sel, ok := spec.Type.(*ast.SelectorExpr); ok && spec.Assign.IsValid() {
+							if pkg, ok := sel.X.(*ast.Ident); ok {
+								d.aliases[spec.Name.Name] = pkg.Name + "." + sel.Sel.Name
+							}
+						}
 						if st, ok := spec.Type.(*ast.StructType); ok {
 							for _, f := range st.Fields.List {
 								for _, name := range f.Names {

@@ -133,7 +133,14 @@ func resolveAny(t *testing.T, cache map[string]*pkgDecls, ident string) bool {
 	if !d.top[parts[1]] {
 		return false
 	}
-	return len(parts) == 2 || d.members[parts[1]][parts[2]]
+	if len(parts) == 2 || d.members[parts[1]][parts[2]] {
+		return true
+	}
+	// A member of an alias (cq.WC = rpma.WC) is its target's.
+	if target, ok := d.aliases[parts[1]]; ok {
+		return resolveAny(t, cache, target+"."+parts[2])
+	}
+	return false
 }
 
 func TestDocNamesFinds(t *testing.T) {
@@ -145,4 +152,6 @@ func TestDocNamesFinds(t *testing.T) {
 	require.True(t, resolveAny(t, cache, "session.Offer.MarshalBinary"))
 	require.False(t, resolveAny(t, cache, "mr.UsageFlushTypePersistent"))
 	require.False(t, resolveAny(t, cache, "conn.Conn.NoSuch"))
+	require.True(t, resolveAny(t, cache, "cq.WC.Err"), "through the alias cq.WC = rpma.WC")
+	require.False(t, resolveAny(t, cache, "cq.WC.NoSuch"))
 }

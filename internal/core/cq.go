@@ -15,20 +15,10 @@ import (
 	"github.com/gorpma/rpma/rpma"
 )
 
-// WC is a work completion as the module reports it. Its layout is the one
-// ibv.WC polls into (checked below); package cq declares the public twin
-// with identical fields.
-type WC struct {
-	OpContext uint64
-	Status    rpma.WCStatus
-	Opcode    rpma.WCOpcode
-	VendorErr uint32
-	ByteLen   uint32
-	Imm       uint32
-	QPNum     uint32
-	SrcQP     uint32
-	Flags     uint32
-}
+// WC is a work completion as the module reports it: rpma.WC, whose layout
+// is the one ibv.WC polls into (checked below), so that package cq's
+// GetWC hands a caller's slice down as it is.
+type WC = rpma.WC
 
 // Compile-time checks that WC and ibv.WC have one layout.
 var (
@@ -43,14 +33,6 @@ var (
 	_ [0]struct{} = [unsafe.Offsetof(WC{}.SrcQP) - unsafe.Offsetof(ibv.WC{}.SrcQP)]struct{}{}
 	_ [0]struct{} = [unsafe.Offsetof(WC{}.Flags) - unsafe.Offsetof(ibv.WC{}.WCFlags)]struct{}{}
 )
-
-// Err returns the failed completion as a *rpma.WCError, nil on success.
-func (w *WC) Err() error {
-	if w.Status == rpma.WCSuccess {
-		return nil
-	}
-	return &rpma.WCError{Status: w.Status, VendorErr: w.VendorErr, QPNum: w.QPNum, WRID: w.OpContext, Opcode: w.Opcode}
-}
 
 // CQ mirrors struct rpma_cq: a completion queue and its completion channel
 // (its own, or the connection's shared one). CQs are created armed

@@ -54,9 +54,10 @@ func (g *Grant) core() *core.Grant { return (*core.Grant)(g) }
 // [rpma.ErrInvalidArgument]; a device without type 2B windows, or an m
 // that needed On-Demand Paging, [rpma.ErrNotSupported]. A failing
 // ibv_alloc_mw, ibv_reg_mr or bind matches [rpma.ErrProvider]; a full
-// queue [rpma.ErrQueueFull]. When ctx ends before the bind completed, the
-// error matches ctx's, and the window stays allocated (and m registered)
-// until the connection closes.
+// queue [rpma.ErrQueueFull]. A ctx that has already ended gets its error
+// before anything is allocated or posted. When ctx ends while the bind
+// is outstanding, the error matches ctx's, and the window stays
+// allocated (and m registered) until the connection closes.
 func (c *Conn) Grant(ctx context.Context, m *mr.Local, off, n int, usage mr.Usage) (*Grant, error) {
 	g, err := c.core().Grant(ctx, local(m), off, n, int(usage))
 	return (*Grant)(g), err

@@ -112,6 +112,20 @@ func TestIntegrationGrants(t *testing.T) {
 		noCompletion(t, s1.CQ())
 	})
 
+	t.Run("an ended ctx", func(t *testing.T) {
+		// Refused before the bind is posted: no grant, no completion,
+		// and the region deregisters at once (no window holds it).
+		_, s5 := pairCfg(t, client, e, ip, nil, nil, nil)
+		own, _ := region(t, ps, 4096, mr.UsageGranted|mr.UsageWriteDst)
+		ended, cancel := context.WithCancel(ctx)
+		cancel()
+		g5, err := s5.Grant(ended, own, 0, 4096, mr.UsageWriteDst)
+		require.ErrorIs(t, err, context.Canceled)
+		require.Nil(t, g5)
+		noCompletion(t, s5.CQ())
+		require.NoError(t, own.Dereg(), "a window still holds the region")
+	})
+
 	t.Run("other connection with the grant's key", func(t *testing.T) {
 		c2, _ := pairCfg(t, client, e, ip, nil, nil, nil)
 		fill(srcMem, 0x22)

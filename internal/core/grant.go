@@ -84,6 +84,12 @@ func (c *Conn) Grant(ctx context.Context, m *MR, off, n int, usage int) (*Grant,
 	if err := c.checkGrant(op, m, off, n, usage); err != nil {
 		return nil, err
 	}
+	// An ended ctx is refused before anything is allocated or posted: a
+	// bind posted now could complete at once (rxe binds inside the
+	// post) and hand back a live grant the caller gave up on.
+	if err := ctx.Err(); err != nil {
+		return nil, fmt.Errorf("rpma: %s: not granted, nothing posted: %w", op, err)
+	}
 	g := &Grant{conn: c, mr: m, addr: m.addr + uint64(off), size: uint64(n), usage: usage}
 	access := RegionAccess(usage, c.peer.nativeFlush, c.peer.attr.CapFlagsEx, c.peer.iwarp) & accessRemote
 

@@ -41,6 +41,15 @@
 // cap_ipc_lock+ep). The limit counts every registration of the process
 // at once, and registering the same memory twice counts it twice.
 //
+// The library pins memory of its own too, counted against the same
+// limit: each connection with an emulated flush (the default) pins one
+// page (4 KiB) for its flush buffer, from conn.NewRequest or
+// ep.Endpoint.NextConnReq until it closes, and each conn.Conn.Grant of
+// part of a region registers that part again (its size, rounded out to
+// pages) until the grant is revoked. At the limit those fail with ENOMEM
+// and the same error naming the limit (conn's TestIntegrationConnMemlock
+// shows both).
+//
 // # Descriptors
 //
 // [Local.Descriptor] and [RemoteFromDescriptor] are byte-compatible with

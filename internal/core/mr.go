@@ -215,10 +215,8 @@ func regMR(p *Peer, b []byte, usage int) (*MR, error) {
 		odp = true
 	} else if err != nil {
 		pin.Unpin()
-		if limit, ok := memlockLimit(); ok && errors.Is(err, syscall.ENOMEM) {
-			// The kernel refuses to pin more than RLIMIT_MEMLOCK
-			// without CAP_IPC_LOCK (ib_umem_get), with ENOMEM.
-			return nil, providerMsg("mr_reg", err, msgMemlock, len(b), limit)
+		if err := pinError("mr_reg", err, len(b), "ibv_reg_mr"); err != nil {
+			return nil, err
 		}
 		if access&ibv.AccessFlushPersistent != 0 && errors.Is(err, syscall.EINVAL) {
 			// rxe (and the specification's rule for the access flag)
@@ -502,4 +500,17 @@ func (r *RemoteMR) ExtendedDescriptor() [ExtendedDescriptorSize]byte {
 		return [ExtendedDescriptorSize]byte{}
 	}
 	return extendedDescriptor(r.Descriptor(), r.usage)
+}
+
+// pinError is the error of a registration of n bytes (what: which one)
+// that the kernel refused to pin because of the locked-memory limit:
+// ENOMEM from ib_umem_get, for a process without CAP_IPC_LOCK, whose
+// RLIMIT_MEMLOCK is finite. It names the limit and what to do; for any
+// other failure it is nil.
+func pinError(op string, err error, n int, what string) error {
+	limit, ok := memlockLimit()
+	if !ok || !errors.Is(err, syscall.ENOMEM) {
+		return nil
+	}
+	return providerMsg(op, err, "%s: "+msgMemlock, what, n, limit)
 }

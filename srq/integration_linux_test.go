@@ -256,3 +256,57 @@ func TestIntegrationSRQSlotsSurviveClosedConnections(t *testing.T) {
 	require.Equal(t, 1, topUp())
 	require.Equal(t, depth, posted-clients, "the SRQ holds its full depth of receives")
 }
+
+// TestIntegrationSRQFailedRecvBreaksItsConnection: a receive of the SRQ
+// that fails (a message longer than its buffer)
+// completes on a CQ that is not the connection's own (the SRQ's RCQ), or
+// on the connection's CQ without one; either way the connection it
+// arrived on is reported broken, like any other whose receive failed, and
+// the other connection on the SRQ is not.
+func TestIntegrationSRQFailedRecvBreaksItsConnection(t *testing.T) {
+	for _, rcq := range []int{srq.DefaultRCQSize, srq.NoRCQ} {
+		t.Run(fmt.Sprintf("RCQSize=%d", rcq), func(t *testing.T) {
+			p, e, ip, ctx := setup(t)
+			s, err := srq.New(p, &srq.Config{RQSize: 8, RCQSize: rcq})
+			require.NoError(t, err)
+			defer func() { require.NoError(t, s.Close()) }()
+			scfg := conn.DefaultConfig()
+			scfg.SRQ = s
+			if rcq == srq.NoRCQ {
+				scfg.CQSize = scfg.SQSize + 8
+			}
+			c1, s1 := connect(t, ctx, p, e, ip, scfg)
+			c2, s2 := connect(t, ctx, p, e, ip, scfg)
+			defer func() {
+				for _, c := range []*conn.Conn{c1, s1, c2, s2} {
+					require.NoError(t, c.Close())
+				}
+			}()
+			rbuf, _ := reg(t, p, 4096, mr.UsageRecv)
+			require.NoError(t, s.Recv(rbuf, 0, 8, 7))
+			sbuf, _ := reg(t, p, 4096, mr.UsageSend)
+			require.NoError(t, c1.Send(sbuf, 0, 64, rpma.CompletionOnError, 1), "64 bytes into an 8-byte receive")
+
+			q := s.RCQ()
+			if rcq == srq.NoRCQ {
+				q = s1.CQ()
+			}
+			var wcs [1]cq.WC
+			for {
+				n, err := q.GetWC(wcs[:])
+				if n == 1 {
+					break
+				}
+				require.ErrorIs(t, err, rpma.ErrNoCompletion)
+				require.NoError(t, q.Wait(ctx))
+			}
+			require.Equal(t, s1.QPNum(), wcs[0].QPNum)
+			// rxe reports IBV_WC_LOC_QP_OP_ERR, other providers
+			// IBV_WC_LOC_LEN_ERR: a failure either way.
+			require.ErrorIs(t, wcs[0].Err(), rpma.ErrCompletion)
+			require.ErrorIs(t, s1.Broken(), rpma.ErrConnBroken, "the connection whose receive failed")
+			require.ErrorIs(t, s1.Broken(), &rpma.WCError{Status: wcs[0].Status})
+			require.NoError(t, s2.Broken(), "the other connection on the SRQ")
+		})
+	}
+}

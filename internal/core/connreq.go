@@ -202,6 +202,9 @@ func createQueues(op string, p *Peer, id *ibv.CMID, prm *ConnParams, ev *connEve
 	if q.rcq != nil {
 		q.rcq.ev, q.rcq.ends = ev, ends
 	}
+	if q.srq != nil {
+		q.srq.tbl.attach(q.qpNum, q.state)
+	}
 	st := q.state
 	ev.onTerm = func(e rpma.ConnEvent) { st.breakWith(&rpma.ConnEventError{Event: e}) }
 	q.owner = registerOwner(p.ctx, &q, ev, id)
@@ -281,6 +284,7 @@ func (q *queues) destroy(id *ibv.CMID) error {
 		}
 	}
 	if q.srq != nil {
+		q.srq.tbl.detach(q.qpNum, q.state)
 		q.srq.release()
 	}
 	*q = queues{}

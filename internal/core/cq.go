@@ -622,6 +622,9 @@ func (q *CQ) translate(w *WC) bool {
 			break
 		}
 		w.OpContext = q.srq.complete(uint32(id&wrSeqMask), q.srqLocked)
+		if !ok {
+			q.srq.breakQP(w.QPNum, w.Err())
+		}
 	}
 	q.fixImm(w)
 	return user || !ok

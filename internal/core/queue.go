@@ -291,6 +291,45 @@ type srqTable struct {
 	ctx    []uint64
 	free   []uint32
 	budget *cqBudget // the SRQ's own RCQ, nil without
+
+	// qps maps the QP number of each connection receiving through the
+	// SRQ to its state: a failed receive completes on a CQ that may be
+	// the SRQ's, not the connection's, and must break the connection it
+	// arrived on (breakQP). Its own lock: only connections' set-up and
+	// teardown and failed receives take it.
+	qpsMu sync.Mutex
+	qps   map[uint32]*qpState
+}
+
+// attach records the connection whose QP number is qpn.
+func (t *srqTable) attach(qpn uint32, st *qpState) {
+	t.qpsMu.Lock()
+	defer t.qpsMu.Unlock()
+	if t.qps == nil {
+		t.qps = make(map[uint32]*qpState)
+	}
+	t.qps[qpn] = st
+}
+
+// detach forgets the connection of qpn, unless the number was given to
+// another connection since.
+func (t *srqTable) detach(qpn uint32, st *qpState) {
+	t.qpsMu.Lock()
+	defer t.qpsMu.Unlock()
+	if t.qps[qpn] == st {
+		delete(t.qps, qpn)
+	}
+}
+
+// breakQP marks the connection of qpn broken with cause: a receive of
+// the SRQ failed on it.
+func (t *srqTable) breakQP(qpn uint32, cause error) {
+	t.qpsMu.Lock()
+	st := t.qps[qpn]
+	t.qpsMu.Unlock()
+	if st != nil {
+		st.breakWith(cause)
+	}
 }
 
 func newSRQTable(dl *dataLock, depth int, budget *cqBudget) *srqTable {

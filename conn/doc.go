@@ -95,8 +95,9 @@
 //     with its ctx; the mirror's posts keep returning rpma.ErrQueueFull;
 //   - bad arguments are refused before anything is posted, with the
 //     mirror call's errors;
-//   - when ctx ends after the post, the error matches ctx.Err() and says
-//     that the outcome is unknown: the operation may still complete. The
+//   - when ctx ends after the post, the error matches ctx.Err() and
+//     [rpma.ErrOutcomeUnknown] and says that the outcome is unknown: the
+//     operation may still complete. The
 //     memory it reads or writes belongs to the device until the
 //     connection is closed then;
 //   - a failed completion returns an error matching [rpma.ErrConnBroken]

@@ -156,6 +156,7 @@ func TestIntegrationOpWaitRefusesBeforePosting(t *testing.T) {
 	cancel()
 	err = client.WriteWait(done, dst, 0, local, 0, 5)
 	require.ErrorIs(t, err, context.Canceled)
+	require.NotErrorIs(t, err, rpma.ErrOutcomeUnknown, "nothing was posted")
 	//lint:ignore SA1012 a nil context must be refused, not crash
 	err = client.WriteWait(nil, dst, 0, local, 0, 5)
 	require.ErrorIs(t, err, rpma.ErrInvalidArgument)
@@ -293,6 +294,7 @@ func TestIntegrationOpWaitCloseAndBreak(t *testing.T) {
 		err := client.SendWait(short, local, 0, 8)
 		require.ErrorIs(t, err, context.DeadlineExceeded)
 		require.Contains(t, err.Error(), "outcome is unknown")
+		require.ErrorIs(t, err, rpma.ErrOutcomeUnknown)
 	})
 
 	t.Run("close", func(t *testing.T) {

@@ -181,6 +181,15 @@ var (
 	// [ErrConnBroken] and ErrPeerTimeout, and waits a [*ConnEventError]
 	// (ConnLost) whose Cause matches it. It is a Go addition.
 	ErrPeerTimeout = errors.New("rpma: the other side did not answer within the peer timeout")
+
+	// ErrOutcomeUnknown matches the error of a waiting call (such as
+	// conn.Conn.WriteWait) whose ctx ended after its operation was
+	// posted: the operation may still complete, or have completed, and
+	// the memory it reads or writes may still be in the device's use
+	// until the connection is closed. The error also matches ctx.Err().
+	// A call that returns ctx's error without it posted nothing. It is a
+	// Go addition.
+	ErrOutcomeUnknown = errors.New("rpma: the operation was posted; its outcome is unknown")
 )
 
 // ConnEventError ends a wait for completions (cq.CQ.Wait, conn.Conn.Wait)

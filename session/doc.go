@@ -29,6 +29,11 @@
 // the completion of one operation, by its op context. Every wait takes a
 // context: give it a deadline to bound it.
 //
+// A [Region] ([NewRegion]) is the connected region as Go's io.WriterAt
+// and io.ReaderAt: ordinary byte slices in, durable when WriteAt
+// returns, from any number of goroutines, without registering memory of
+// one's own (the Region stages through its own).
+//
 // # The private data
 //
 // The layout is that of librpma's examples (struct common_data, [Offer]):

@@ -441,6 +441,9 @@ func (e *unknownOutcomeError) Error() string {
 
 func (e *unknownOutcomeError) Unwrap() error { return e.err }
 
+// Is matches rpma.ErrOutcomeUnknown.
+func (e *unknownOutcomeError) Is(target error) bool { return target == rpma.ErrOutcomeUnknown }
+
 // qpState returns the state of the QP whose requests complete on q, nil
 // for an SRQ's receive CQ (dl held).
 func (q *CQ) qpState() *qpState {

@@ -4,7 +4,6 @@ package main
 
 import (
 	"context"
-	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
@@ -18,11 +17,7 @@ import (
 // the repository's root (its builds go to bin/, which make test fills
 // anyway), and checks that it prints what the README says it prints.
 func TestQuickStart(t *testing.T) {
-	readme, err := os.ReadFile("../../README.md")
-	require.NoError(t, err)
-	_, section, ok := strings.Cut(string(readme), "\n## Quick start\n")
-	require.True(t, ok, "the README section")
-	section, _, _ = strings.Cut(section, "\n## ")
+	section := readmeSection(t, "Quick start")
 	_, script, ok := strings.Cut(section, "\n```sh\n")
 	require.True(t, ok, "the section's commands")
 	script, _, _ = strings.Cut(script, "\n```\n")

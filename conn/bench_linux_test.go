@@ -354,13 +354,22 @@ func TestIntegrationZeroAllocs(t *testing.T) {
 			seen, least = append(seen, a), min(least, a)
 		}
 		t.Logf("%s: %v allocs/op (measured: %v)", name, least, seen)
-		if strings.HasSuffix(name, "Ctx") {
-			// Known cost, not yet zero: a waiting call that parks with a
-			// ctx that can end registers context.AfterFunc to wake its
-			// park (internal/core/waiter.go), whose registration is one
-			// allocation in a normal build and two under -race (the
-			// function it runs is the waiter's own).
-			require.LessOrEqual(t, least, 2.0, name)
+		if strings.Contains(name, "Wait64") {
+			// The waiting calls. Under -race they allocate up to 2 (the
+			// detector's instrumentation), which says nothing of a
+			// normal build. In one, a call that parks with a ctx that can
+			// end registers context.AfterFunc to wake its park
+			// (internal/core/waiter.go): one allocation, a known cost
+			// (the function it runs is the waiter's own); with a ctx
+			// that cannot end, none.
+			bound := 0.0
+			switch {
+			case raceEnabled:
+				bound = 2
+			case strings.HasSuffix(name, "Ctx"):
+				bound = 1
+			}
+			require.LessOrEqual(t, least, bound, name)
 			continue
 		}
 		require.Zero(t, least, name)

@@ -110,10 +110,7 @@ func (c *Conn) Grant(ctx context.Context, m *MR, off, n int, usage int) (*Grant,
 		ptr := unsafe.Add(unsafe.Pointer(unsafe.SliceData(m.buf)), off)
 		if g.shadow, err = c.peer.pd.RegMR(ptr, n, local); err != nil {
 			g.release()
-			if err := pinError(op, err, n, fmt.Sprintf("registering the granted range [%d, %d+%d) for its window", off, off, n)); err != nil {
-				return nil, err
-			}
-			return nil, providerMsg(op, err, "registering the granted range [%d, %d+%d) for its window", off, off, n)
+			return nil, regError(op, err, n, fmt.Sprintf("registering the granted range [%d, %d+%d) for its window", off, off, n))
 		}
 		target = g.shadow
 	}

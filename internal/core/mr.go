@@ -514,3 +514,13 @@ func pinError(op string, err error, n int, what string) error {
 	}
 	return providerMsg(op, err, "%s: "+msgMemlock, what, n, limit)
 }
+
+// regError is the error of a registration of n bytes (what: which one)
+// the provider refused: pinError's when the locked-memory limit was the
+// cause, else the provider's, saying what was registered.
+func regError(op string, err error, n int, what string) error {
+	if perr := pinError(op, err, n, what); perr != nil {
+		return perr
+	}
+	return providerMsg(op, err, "%s", what)
+}

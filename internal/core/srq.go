@@ -223,10 +223,7 @@ func newFlushBuf(p *Peer) (*flushBuf, error) {
 	mr, err := p.pd.RegMR(unsafe.Pointer(unsafe.SliceData(mem)), 8, UsageToAccess(UsageReadDst, false, p.iwarp))
 	if err != nil {
 		unmapPage(mem)
-		if err := pinError("flush_new", err, len(mem), "registering the connection's flush buffer (a page each)"); err != nil {
-			return nil, err
-		}
-		return nil, providerMsg("flush_new", err, "registering the flush buffer")
+		return nil, regError("flush_new", err, len(mem), "registering the connection's flush buffer (a page)")
 	}
 	return &flushBuf{mem: mem, mr: mr, addr: mr.Addr, lkey: mr.LKey}, nil
 }

@@ -5,7 +5,6 @@ package conn_test
 import (
 	"bufio"
 	"os"
-	"os/exec"
 	"strconv"
 	"strings"
 	"syscall"
@@ -21,8 +20,6 @@ import (
 	"github.com/gorpma/rpma/rpma"
 )
 
-const envConnMemlockChild = "RPMA_TEST_CONN_MEMLOCK_CHILD"
-
 // TestIntegrationConnMemlock: what a connection pins beyond the user's
 // regions (a page for its emulated flush's buffer, a registration per
 // narrow grant)
@@ -32,16 +29,7 @@ const envConnMemlockChild = "RPMA_TEST_CONN_MEMLOCK_CHILD"
 // limit, as a non-root user would have (mr's TestIntegrationRegMemlock
 // does the same for mr.Reg).
 func TestIntegrationConnMemlock(t *testing.T) {
-	rdmatest.SkipIfNoRDMA(t)
-	setpriv, err := exec.LookPath("setpriv")
-	require.NoError(t, err, "setpriv (util-linux) drops CAP_IPC_LOCK for the child")
-	cmd := exec.Command(setpriv, "--inh-caps=-ipc_lock", "--bounding-set=-ipc_lock", "--",
-		os.Args[0], "-test.run=^TestHelperConnMemlock$", "-test.v")
-	cmd.Env = append(os.Environ(), envConnMemlockChild+"=1")
-	out, err := cmd.CombinedOutput()
-	t.Logf("child:\n%s", out)
-	require.NoError(t, err)
-	require.Contains(t, string(out), "CONN MEMLOCK CHECKED", "the child ran its checks")
+	rdmatest.RunWithoutIPCLock(t, "TestHelperConnMemlock", "CONN MEMLOCK CHECKED")
 }
 
 // pinnedBytes is what the process has pinned (VmPin of /proc/self/status,
@@ -64,7 +52,7 @@ func pinnedBytes(t *testing.T) int {
 
 // TestHelperConnMemlock is the child of TestIntegrationConnMemlock.
 func TestHelperConnMemlock(t *testing.T) {
-	if os.Getenv(envConnMemlockChild) != "1" {
+	if !rdmatest.WithoutIPCLock() {
 		t.Log("the child of TestIntegrationConnMemlock")
 		return
 	}

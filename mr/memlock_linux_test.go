@@ -4,7 +4,6 @@ package mr_test
 
 import (
 	"os"
-	"os/exec"
 	"strings"
 	"syscall"
 	"testing"
@@ -18,8 +17,6 @@ import (
 	"github.com/gorpma/rpma/rpma"
 )
 
-const envMemlockChild = "RPMA_TEST_MEMLOCK_CHILD"
-
 // TestIntegrationRegMemlock: a process without CAP_IPC_LOCK may pin only
 // RLIMIT_MEMLOCK bytes, and a registration beyond it fails (the kernel's
 // ENOMEM) with an error that names the limit and the capability. The VM
@@ -27,21 +24,12 @@ const envMemlockChild = "RPMA_TEST_MEMLOCK_CHILD"
 // dropped (setpriv, util-linux) and a 1 MiB limit, as a non-root user
 // would have.
 func TestIntegrationRegMemlock(t *testing.T) {
-	rdmatest.SkipIfNoRDMA(t)
-	setpriv, err := exec.LookPath("setpriv")
-	require.NoError(t, err, "setpriv (util-linux) drops CAP_IPC_LOCK for the child")
-	cmd := exec.Command(setpriv, "--inh-caps=-ipc_lock", "--bounding-set=-ipc_lock", "--",
-		os.Args[0], "-test.run=^TestHelperRegMemlock$", "-test.v")
-	cmd.Env = append(os.Environ(), envMemlockChild+"=1")
-	out, err := cmd.CombinedOutput()
-	t.Logf("child:\n%s", out)
-	require.NoError(t, err)
-	require.Contains(t, string(out), "MEMLOCK CHECKED", "the child ran its checks")
+	rdmatest.RunWithoutIPCLock(t, "TestHelperRegMemlock", "MEMLOCK CHECKED")
 }
 
 // TestHelperRegMemlock is the child of TestIntegrationRegMemlock.
 func TestHelperRegMemlock(t *testing.T) {
-	if os.Getenv(envMemlockChild) != "1" {
+	if !rdmatest.WithoutIPCLock() {
 		t.Log("the child of TestIntegrationRegMemlock")
 		return
 	}

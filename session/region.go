@@ -146,9 +146,7 @@ func (r *Region) ReadAt(p []byte, off int64) (int, error) {
 // refused before anything is posted (an error matching
 // rpma.ErrInvalidArgument, n 0), as is a closed Region (os.ErrClosed).
 func (r *Region) WriteAtContext(ctx context.Context, p []byte, off int64) (int, error) {
-	return r.do(ctx, "write at", p, off, func(ctx context.Context, slotOff, dstOff, n int) error {
-		return r.c.WriteAndFlushWait(ctx, r.dst, dstOff, r.local, slotOff, n, r.flush)
-	}, true)
+	return r.do(ctx, "write at", p, off, true)
 }
 
 // ReadAtContext is ReadAt with ctx: it reads p in pieces of at most
@@ -167,13 +165,12 @@ func (r *Region) ReadAtContext(ctx context.Context, p []byte, off int64) (int, e
 	if off >= 0 && off >= size && len(p) > 0 {
 		return 0, io.EOF
 	}
-	return r.do(ctx, "read at", p, off, func(ctx context.Context, slotOff, dstOff, n int) error {
-		return r.c.ReadWait(ctx, r.local, slotOff, r.dst, dstOff, n)
-	}, false)
+	return r.do(ctx, "read at", p, off, false)
 }
 
-// do runs p through the staging slots piece by piece with op.
-func (r *Region) do(ctx context.Context, what string, p []byte, off int64, op func(ctx context.Context, slotOff, dstOff, n int) error, write bool) (int, error) {
+// do writes p (write) or reads into it through the staging slots, piece
+// by piece.
+func (r *Region) do(ctx context.Context, what string, p []byte, off int64, write bool) (int, error) {
 	if ctx == nil {
 		return 0, fmt.Errorf("session: %s: a nil context: %w", what, rpma.ErrInvalidArgument)
 	}
@@ -188,11 +185,14 @@ func (r *Region) do(ctx context.Context, what string, p []byte, off int64, op fu
 			return done, err
 		}
 		n := min(len(p)-done, r.slot)
-		staging := r.buf[slot*r.slot : slot*r.slot+n]
+		slotOff, dstOff := slot*r.slot, int(off)+done
+		staging := r.buf[slotOff : slotOff+n]
 		if write {
 			copy(staging, p[done:done+n])
+			err = r.c.WriteAndFlushWait(ctx, r.dst, dstOff, r.local, slotOff, n, r.flush)
+		} else {
+			err = r.c.ReadWait(ctx, r.local, slotOff, r.dst, dstOff, n)
 		}
-		err = op(ctx, slot*r.slot, int(off)+done, n)
 		if err != nil {
 			// Posted, and its ctx ended first: the operation may still
 			// be in flight, and the device may yet read or write the

@@ -175,7 +175,8 @@ func serveFlush(ctx context.Context, c *conn.Conn, mem *common.Mem, msg []byte, 
 	if err := c.Send(msgMR, gpspm.SendOffset, len(resp), rpma.CompletionAlways, 0); err != nil {
 		return fmt.Errorf("conn.Conn.Send: %w", err)
 	}
-	// wait for the send completion
+	// wait for the send completion (or the client's disconnect, which
+	// can overtake it once the client has the response)
 	_, err = w.WaitAndValidate(ctx, rpma.WCSend, "rpma_send()")
-	return err
+	return common.ReplyDelivered(err)
 }

@@ -100,3 +100,21 @@ func WaitAndValidate(ctx context.Context, q *cq.CQ, opcode rpma.WCOpcode, fn, op
 	}
 	return wc, ValidateWC(wc, opcode, fn, opcodeMsg)
 }
+
+// ReplyDelivered filters the error of a server's wait for the completion
+// of its last send: the reply on which its client disconnects as soon as
+// it has read it. The client's disconnect can overtake that completion
+// (rxe completes the client's receive before it sends the acknowledgement,
+// and the client's disconnect can stop that acknowledgement), and where
+// librpma's rpma_cq_wait goes on waiting, this library ends the wait on
+// the connection's end (doc/api-mapping.md, "waits that end"). In this
+// protocol a CLOSED event there means the client had its reply: the
+// function returns nil for it and err for anything else. A client that
+// failed to read the reply says so itself.
+func ReplyDelivered(err error) error {
+	var ce *rpma.ConnEventError
+	if errors.As(err, &ce) && ce.Event == rpma.ConnClosed && ce.Cause == nil {
+		return nil
+	}
+	return err
+}

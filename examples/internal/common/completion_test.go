@@ -3,6 +3,7 @@ package common
 import (
 	"context"
 	"errors"
+	"fmt"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -97,4 +98,20 @@ func TestValidateWC(t *testing.T) {
 		"Received unexpected completion: "+rpma.WCRemAccessErr.String())
 	require.EqualError(t, ValidateImmWC(other, rpma.WCSend),
 		"Received unexpected type of operation (128 != 0)")
+}
+
+// TestReplyDelivered: only the client's plain disconnect counts as a
+// delivered reply; a loss, a cause or any other failure stays an error.
+func TestReplyDelivered(t *testing.T) {
+	closed := fmt.Errorf("cq.CQ.Wait: %w", &rpma.ConnEventError{Event: rpma.ConnClosed})
+	require.NoError(t, ReplyDelivered(nil))
+	require.NoError(t, ReplyDelivered(closed))
+	for _, err := range []error{
+		&rpma.ConnEventError{Event: rpma.ConnLost},
+		&rpma.ConnEventError{Event: rpma.ConnClosed, Cause: errors.New("device fatal")},
+		errors.New("rpma_send() failed: transport retry counter exceeded"),
+		context.DeadlineExceeded,
+	} {
+		require.ErrorIs(t, ReplyDelivered(err), err)
+	}
 }

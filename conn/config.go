@@ -116,6 +116,26 @@ type Config struct {
 	// (at least one, 4 ms at 250 Hz). 0 (the default) keeps rdma_cm's,
 	// which on rxe is about 0.54 s on kernel 6.12 and 2.2 s on 6.1.
 	AckTimeout time.Duration
+	// EstablishTimeout bounds how long a connection accepted with this
+	// Config (conn.ConnReq.Connect on a request from an endpoint) may
+	// take to be established: if its ESTABLISHED event has not come by
+	// then, it is lost, as for PeerTimeout: NextEvent returns
+	// rpma.ConnLost, waits return a *rpma.ConnEventError (LOST) whose
+	// cause names the bound and matches rpma.ErrPeerTimeout, and
+	// Close releases everything it held. It catches a client that
+	// connects and never completes the handshake (it never reads its
+	// events, or it vanished after its request): rdma_cm then gives the
+	// accepting side no event at all, and librpma waits for ever. 0
+	// means PeerTimeout when that is set, else
+	// [DefaultEstablishTimeout], 30 s (handshakes in a 300-client storm
+	// on rxe took up to 13 s; Linux bounds a half-open TCP handshake at
+	// about 60 s); [NoEstablishTimeout] asks for no bound (librpma's
+	// behaviour). Otherwise it must be in [MinPeerTimeout,
+	// MaxPeerTimeout]. A connecting side is not bounded by it: its
+	// Connect's handshake is rdma_cm's, and conn.Dial's its ctx. The
+	// endpoint can also cap how many accepted connections are not
+	// established yet (ep.Config.MaxEstablishing).
+	EstablishTimeout time.Duration
 	// SRQ makes the connection receive through a shared receive queue
 	// (rpma_conn_cfg_set_srq): its receives are posted with
 	// srq.SRQ.Recv, not Conn.Recv, and complete on the SRQ's receive CQ
@@ -135,6 +155,9 @@ const (
 	DefaultRQSize        = core.DefaultRQSize
 	DefaultRetryCount    = core.DefaultRetryCount
 	DefaultRNRRetryCount = core.DefaultRNRRetryCount
+	// DefaultEstablishTimeout is the bound of an accepted connection's
+	// handshake when neither EstablishTimeout nor PeerTimeout is set.
+	DefaultEstablishTimeout = core.DefaultEstablishTimeout
 
 	// The range of a PeerTimeout that is not 0.
 	MinPeerTimeout = core.MinPeerTimeout
@@ -150,6 +173,10 @@ const (
 	// NoRetries, as RetryCount or RNRRetryCount, asks for 0 retries (a
 	// zero field means the default).
 	NoRetries = core.NoRetries
+	// NoEstablishTimeout, as EstablishTimeout, leaves an accepted
+	// connection unbounded until it is established (librpma's
+	// behaviour; a zero field means the default).
+	NoEstablishTimeout = core.NoEstablishTimeout
 
 	// MaxConnectPrivateData is the most private data ConnReq.Connect
 	// sends from the connecting side (rdma_cm over IB CM, RDMA_PS_TCP).
@@ -208,6 +235,7 @@ func (c *Config) params() *core.ConnParams {
 		RNRRetryCount:     c.RNRRetryCount,
 		PeerTimeout:       c.PeerTimeout,
 		AckTimeout:        c.AckTimeout,
+		EstablishTimeout:  c.EstablishTimeout,
 		SRQ:               (*core.SRQ)(c.SRQ),
 	}
 }

@@ -77,6 +77,12 @@ func TestConfigValidate(t *testing.T) {
 		{"peer timeout too short", func(c *conn.Config) { c.PeerTimeout = time.Millisecond }, "PeerTimeout"},
 		{"peer timeout negative", func(c *conn.Config) { c.PeerTimeout = -time.Second }, "PeerTimeout"},
 		{"ack timeout negative", func(c *conn.Config) { c.AckTimeout = -time.Millisecond }, "AckTimeout"},
+		{"establish timeout 0 means the default", func(c *conn.Config) { c.EstablishTimeout = 0 }, ""},
+		{"establish timeout NoEstablishTimeout", func(c *conn.Config) { c.EstablishTimeout = conn.NoEstablishTimeout }, ""},
+		{"establish timeout 1s", func(c *conn.Config) { c.EstablishTimeout = time.Second }, ""},
+		{"establish timeout too short", func(c *conn.Config) { c.EstablishTimeout = time.Millisecond }, "EstablishTimeout"},
+		{"establish timeout negative", func(c *conn.Config) { c.EstablishTimeout = -time.Second }, "EstablishTimeout"},
+		{"establish timeout too long", func(c *conn.Config) { c.EstablishTimeout = 2 * time.Hour }, "EstablishTimeout"},
 	} {
 		for _, from := range []struct {
 			name string

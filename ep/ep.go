@@ -52,14 +52,25 @@ type Config struct {
 	// waiting, so a flood of requests costs the server no more than
 	// MaxUndecided requests' resources. 0: no cap (librpma's behaviour).
 	MaxUndecided int
+	// MaxEstablishing caps the accepted connections that are not
+	// established yet: those accepted (conn.ConnReq.Connect) from the
+	// endpoint's requests whose ESTABLISHED event has not been read (by
+	// NextEvent, a completion wait or the library's own watch) and that
+	// are not closed. With MaxEstablishing of them, NextConnReq rejects
+	// each further request at once, as for MaxUndecided (and counts it in
+	// Refused). Clients that connect and never complete the handshake
+	// thus hold at most MaxEstablishing connections, each until its
+	// conn.Config.EstablishTimeout ends it and the server closes it. 0:
+	// no cap (librpma's behaviour).
+	MaxEstablishing int
 }
 
-// Listen is [Listen] with c's settings. Errors: a negative Backlog or
-// MaxUndecided matches [rpma.ErrInvalidArgument], besides Listen's.
+// Listen is [Listen] with c's settings. Errors: a negative Backlog,
+// MaxUndecided or MaxEstablishing matches [rpma.ErrInvalidArgument], besides Listen's.
 func (c *Config) Listen(p *peer.Peer, addr, port string) (*Endpoint, error) {
 	var lp *core.ListenParams
 	if c != nil {
-		lp = &core.ListenParams{Backlog: c.Backlog, MaxUndecided: c.MaxUndecided}
+		lp = &core.ListenParams{Backlog: c.Backlog, MaxUndecided: c.MaxUndecided, MaxEstablishing: c.MaxEstablishing}
 	}
 	e, err := core.Listen((*core.Peer)(p), addr, port, lp)
 	return (*Endpoint)(e), err
@@ -69,8 +80,14 @@ func (c *Config) Listen(p *peer.Peer, addr, port string) (*Endpoint, error) {
 // returned that are neither connected nor closed yet.
 func (e *Endpoint) Undecided() int { return e.core().Undecided() }
 
+// Establishing returns how many connections accepted from the endpoint's
+// requests are neither established (their ESTABLISHED event read) nor
+// closed: those [Config.MaxEstablishing] caps.
+func (e *Endpoint) Establishing() int { return e.core().Establishing() }
+
 // Refused returns how many requests the endpoint rejected because
-// [Config.MaxUndecided] requests were undecided.
+// [Config.MaxUndecided] requests were undecided or
+// [Config.MaxEstablishing] accepted connections were not established.
 func (e *Endpoint) Refused() uint64 { return e.core().Refused() }
 
 // Addr returns the address and port the endpoint is bound to, read back
@@ -146,6 +163,7 @@ func params(c *conn.Config) *core.ConnParams {
 		RNRRetryCount:     c.RNRRetryCount,
 		PeerTimeout:       c.PeerTimeout,
 		AckTimeout:        c.AckTimeout,
+		EstablishTimeout:  c.EstablishTimeout,
 		SRQ:               (*core.SRQ)(c.SRQ),
 	}
 }

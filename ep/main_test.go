@@ -47,7 +47,11 @@ func TestArgumentErrors(t *testing.T) {
 	_, err = (&ep.Config{MaxUndecided: -1}).Listen(nil, "192.0.2.1", "0")
 	require.ErrorIs(t, err, rpma.ErrInvalidArgument)
 	require.ErrorContains(t, err, "MaxUndecided")
+	_, err = (&ep.Config{MaxEstablishing: -1}).Listen(nil, "192.0.2.1", "0")
+	require.ErrorIs(t, err, rpma.ErrInvalidArgument)
+	require.ErrorContains(t, err, "MaxEstablishing")
 	require.Zero(t, e.Undecided())
+	require.Zero(t, e.Establishing())
 	require.Zero(t, e.Refused())
 
 	bad := conn.DefaultConfig()

@@ -21,7 +21,8 @@ func TestParams(t *testing.T) {
 		require.Equal(t, ct.Field(i).Name, pt.Field(i).Name)
 	}
 	c := &conn.Config{Timeout: time.Second, CQSize: 1, RCQSize: 2, SQSize: 3, RQSize: 4,
-		SharedCompChannel: true, RetryCount: 5, RNRRetryCount: 6, PeerTimeout: time.Second, AckTimeout: time.Millisecond}
+		SharedCompChannel: true, RetryCount: 5, RNRRetryCount: 6, PeerTimeout: time.Second, AckTimeout: time.Millisecond,
+		EstablishTimeout: time.Minute}
 	p := reflect.ValueOf(*params(c))
 	for i := 0; i < p.NumField(); i++ {
 		if pt.Field(i).Name == "SRQ" {

@@ -32,8 +32,9 @@ type Conn struct {
 	nativeFlush       bool
 
 	directWriteToPMem atomic.Bool
-	live              liveness // with a PeerTimeout
-	grants            grantSet // the other side's access to local regions (grant.go)
+	live              liveness       // with a PeerTimeout
+	estab             establishWatch // an accepted connection's, until established (establish.go)
+	grants            grantSet       // the other side's access to local regions (grant.go)
 	leak              *leak.Handle
 }
 
@@ -242,6 +243,7 @@ func (c *Conn) Close() error {
 		return nil
 	}
 	c.stopLiveness()
+	c.stopEstablishWatch()
 	c.ev.wake()
 	c.q.shared.wake()
 	// Wake completion waits too: GetSendComp and GetRecvComp wait on a

@@ -39,6 +39,9 @@ type ConnReq struct {
 	// The endpoint's count of undecided requests, which this one is in
 	// until Connect or Close begins (passive only).
 	undecided *atomic.Int64
+	// The endpoint's count of accepted connections not yet established,
+	// which Connect puts the connection in (passive only).
+	establishing *atomic.Int64
 }
 
 // queuesFor creates the request's queues unless they exist. The caller
@@ -400,7 +403,7 @@ func await(ctx context.Context, ch *cmChannel, op string, ok, fail ibv.CMEventTy
 // id is moved to its own event channel at once, so that its events never
 // reach the endpoint. On failure the request is rejected and destroyed.
 // The request is one of the endpoint's undecided ones.
-func newPassive(op string, p *Peer, cm *ibv.CMEvent, prm *ConnParams, undecided *atomic.Int64) (*ConnReq, error) {
+func newPassive(op string, p *Peer, cm *ibv.CMEvent, prm *ConnParams, undecided, establishing *atomic.Int64) (*ConnReq, error) {
 	id := cm.ID
 	fail := func(ch *cmChannel, err error) (*ConnReq, error) {
 		id.Reject(nil)
@@ -426,14 +429,15 @@ func newPassive(op string, p *Peer, cm *ibv.CMEvent, prm *ConnParams, undecided 
 		return fail(ch, err)
 	}
 	r := &ConnReq{
-		peer:      p,
-		ev:        ev,
-		id:        id,
-		params:    *prm,
-		passive:   true,
-		pdata:     cm.PrivateData,
-		leak:      leak.Track("conn.ConnReq"),
-		undecided: undecided,
+		peer:         p,
+		ev:           ev,
+		id:           id,
+		params:       *prm,
+		passive:      true,
+		pdata:        cm.PrivateData,
+		leak:         leak.Track("conn.ConnReq"),
+		undecided:    undecided,
+		establishing: establishing,
 	}
 	r.open()
 	return r, nil
@@ -534,6 +538,9 @@ func (r *ConnReq) Connect(pdata []byte) (*Conn, error) {
 	r.leak.Release()
 	c.leak = leak.Track("conn.Conn")
 	c.open()
+	if r.passive {
+		c.watchEstablishment(&r.params, r.establishing)
+	}
 	c.startLiveness(r.params.PeerTimeout)
 	return c, nil
 }

@@ -2,6 +2,7 @@ package core
 
 import (
 	"context"
+	"fmt"
 	"net/netip"
 	"strconv"
 	"sync/atomic"
@@ -28,6 +29,10 @@ type Endpoint struct {
 	maxUndecided int64
 	undecided    *atomic.Int64
 	refused      atomic.Uint64
+	// The cap on accepted connections not yet established
+	// (establish.go), counted the same way.
+	maxEstablishing int64
+	establishing    *atomic.Int64
 }
 
 // ListenParams are an endpoint's settings beyond librpma's (zero values:
@@ -42,6 +47,10 @@ type ListenParams struct {
 	// neither connected nor closed; past it, NextConnReq rejects each
 	// further request as it arrives. 0: no cap.
 	MaxUndecided int
+	// MaxEstablishing caps the accepted connections whose ESTABLISHED
+	// event has not been read yet and which are not closed; past it,
+	// NextConnReq rejects each further request as it arrives. 0: no cap.
+	MaxEstablishing int
 }
 
 // Listen mirrors rpma_ep_listen. Port "0" binds a free port; Addr reports
@@ -57,6 +66,8 @@ func Listen(p *Peer, addr, port string, lp *ListenParams) (*Endpoint, error) {
 		return nil, rpmaerr.Inval(op, "Backlog %d is negative", prm.Backlog)
 	case prm.MaxUndecided < 0:
 		return nil, rpmaerr.Inval(op, "MaxUndecided %d is negative", prm.MaxUndecided)
+	case prm.MaxEstablishing < 0:
+		return nil, rpmaerr.Inval(op, "MaxEstablishing %d is negative", prm.MaxEstablishing)
 	}
 	if addr == "" {
 		return nil, rpmaerr.Inval(op, "empty address")
@@ -104,14 +115,16 @@ func listen(op string, p *Peer, addr, port string, prm *ListenParams) (*Endpoint
 		return fail(providerMsg(op, err, "backlog %d", prm.Backlog))
 	}
 	e := &Endpoint{
-		peer:      p,
-		ch:        ch,
-		id:        id,
-		addr:      id.LocalAddr(),
-		leak:      leak.Track("ep.Endpoint"),
-		undecided: new(atomic.Int64),
+		peer:         p,
+		ch:           ch,
+		id:           id,
+		addr:         id.LocalAddr(),
+		leak:         leak.Track("ep.Endpoint"),
+		undecided:    new(atomic.Int64),
+		establishing: new(atomic.Int64),
 
-		maxUndecided: int64(prm.MaxUndecided),
+		maxUndecided:    int64(prm.MaxUndecided),
+		maxEstablishing: int64(prm.MaxEstablishing),
 	}
 	e.open()
 	return e, nil
@@ -126,8 +139,19 @@ func (e *Endpoint) Undecided() int {
 	return int(e.undecided.Load())
 }
 
+// Establishing returns how many connections accepted from the endpoint's
+// requests are neither established (their ESTABLISHED event read) nor
+// closed.
+func (e *Endpoint) Establishing() int {
+	if e == nil || e.establishing == nil {
+		return 0
+	}
+	return int(e.establishing.Load())
+}
+
 // Refused returns how many requests the endpoint rejected because
-// MaxUndecided requests were undecided.
+// MaxUndecided requests were undecided or MaxEstablishing connections
+// were not established.
 func (e *Endpoint) Refused() uint64 {
 	if e == nil {
 		return 0
@@ -233,12 +257,16 @@ func (e *Endpoint) TryNextConnReq(params *ConnParams) (*ConnReq, error) {
 var errNoConnReqYet = rpmaerr.New("ep_next_conn_req", rpma.CodeNoEvent, 0, "no connection request pending")
 
 // refuse rejects and destroys the id of a connection request when
+// MaxEstablishing accepted connections are not established or
 // MaxUndecided requests are undecided, and reports whether it did; else,
 // for a request, it counts one more undecided request, which the request
 // built from ev then owns.
 func (e *Endpoint) refuse(ev *ibv.CMEvent) bool {
 	if ev.Type != ibv.EventConnectRequest {
 		return false
+	}
+	if n := e.establishing.Load(); e.maxEstablishing > 0 && n >= e.maxEstablishing {
+		return e.reject(ev, fmt.Sprintf("%d accepted connections are not established", n))
 	}
 	for {
 		n := e.undecided.Load()
@@ -249,8 +277,14 @@ func (e *Endpoint) refuse(ev *ibv.CMEvent) bool {
 			return false
 		}
 	}
+	return e.reject(ev, fmt.Sprintf("%d requests are undecided", e.maxUndecided))
+}
+
+// reject rejects and destroys the id of a connection request the
+// endpoint refuses, for why; it reports true.
+func (e *Endpoint) reject(ev *ibv.CMEvent, why string) bool {
 	e.refused.Add(1)
-	rpma.Logf(rpma.LogNotice, "Rejecting a connection request from %s: %d requests are undecided", ev.ID.PeerAddr(), e.maxUndecided)
+	rpma.Logf(rpma.LogNotice, "Rejecting a connection request from %s: %s", ev.ID.PeerAddr(), why)
 	if err := ev.ID.Reject(nil); err != nil {
 		rpma.Logf(rpma.LogWarning, "ep_next_conn_req: rejecting an excess request: %v", err)
 	}
@@ -267,7 +301,7 @@ func (e *Endpoint) request(op string, ev *ibv.CMEvent, prm *ConnParams) (*ConnRe
 		rpma.Logf(rpma.LogError, "Unexpected event received: %s", ev.Type)
 		return nil, rpmaerr.Inval(op, "unexpected event %s", ev.Type)
 	}
-	r, err := newPassive(op, e.peer, ev, prm, e.undecided)
+	r, err := newPassive(op, e.peer, ev, prm, e.undecided, e.establishing)
 	if err != nil {
 		e.undecided.Add(-1)
 	}

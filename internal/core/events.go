@@ -45,7 +45,10 @@ type connEvents struct {
 	termCause error  // why the library ended the connection itself (lose)
 	pdata     []byte // the other side's private data
 	onTerm    func(rpma.ConnEvent)
-	rewake    *time.Timer // signals termFD again at the end of the flush window (endflush.go)
+	// onEstablished is called (mu held) when ESTABLISHED is read: an
+	// accepted connection's establishment watch (establish.go).
+	onEstablished func()
+	rewake        *time.Timer // signals termFD again at the end of the flush window (endflush.go)
 }
 
 func newConnEvents(op string, ch *cmChannel, pdata []byte) (*connEvents, error) {
@@ -134,6 +137,10 @@ func (ev *connEvents) read() (ibv.CMEvent, error) {
 	}
 	if e.Type == ibv.EventEstablished {
 		ev.established.Store(true)
+		if ev.onEstablished != nil {
+			ev.onEstablished()
+			ev.onEstablished = nil
+		}
 		if len(e.PrivateData) > 0 && ev.pdata == nil {
 			ev.pdata = e.PrivateData
 		}

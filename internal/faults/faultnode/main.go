@@ -49,6 +49,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"encoding/binary"
 	"errors"
@@ -57,6 +58,7 @@ import (
 	"os"
 	"os/exec"
 	"regexp"
+	"slices"
 	"strings"
 	"sync"
 	"syscall"
@@ -78,6 +80,8 @@ type testCase struct {
 	retry    int           // conn.Config.RetryCount (ignored when accepting)
 	timeout  time.Duration // conn.Config.PeerTimeout
 	ack      time.Duration // conn.Config.AckTimeout (0: rdma_cm's)
+	estab    time.Duration // conn.Config.EstablishTimeout (0: the default)
+	halfOpen bool          // accepted from a client that never completes the handshake (the lender's -halfopen)
 	activity string        // busy: write after write; after: one write once F appears; during: one write duringDelay after F; after-restore: one write once R appears; idle: none
 	patience time.Duration // how long after F to wait for the end
 }
@@ -89,6 +93,10 @@ var cases = map[string]testCase{
 	"timeout-idle":  {retry: 7, timeout: 2 * time.Second, activity: "idle", patience: 30 * time.Second},
 	"retry7-after":  {retry: 7, activity: "after", patience: 10 * time.Second},
 	"ignored-after": {retry: 2, activity: "after", patience: 10 * time.Second},
+	// Accepted, never established (the client never reads its events),
+	// then the client's VM dies: lost at its bound, EstablishTimeout
+	// after the accept (which is aliveFor, 6 s, before the fault).
+	"halfopen-idle": {retry: 7, estab: 10 * time.Second, halfOpen: true, activity: "idle", patience: 30 * time.Second},
 	"closed-busy":   {retry: 7, activity: "busy", patience: 30 * time.Second},
 	"closed-idle":   {retry: 7, activity: "idle", patience: 30 * time.Second},
 	"resume-busy":   {retry: 7, activity: "verify", patience: 60 * time.Second},
@@ -123,6 +131,7 @@ func main() {
 	fs := flag.NewFlagSet(os.Args[1], flag.ExitOnError)
 	accept := fs.Int("accept", 1, "lend: connections to accept")
 	conns := fs.Int("conns", 1, "lend-connect: connections to make")
+	halfOpen := fs.Int("halfopen", 0, "lend-connect: of the connections, the last N never complete the handshake (their events are never read)")
 	peerIP := fs.String("peer", "", "the other side's address")
 	as := fs.String("as", "connect", "survive: connect or accept")
 	list := fs.String("cases", "", "survive: the cases, comma-separated")
@@ -173,7 +182,7 @@ func main() {
 	case "lend":
 		err = lend(*accept)
 	case "lend-connect":
-		err = lendConnect(*peerIP, *conns)
+		err = lendConnect(*peerIP, *conns, *halfOpen)
 	case "survive":
 		if *linkFile == "" {
 			go fault.happenOnFile(*faultFile)
@@ -368,7 +377,7 @@ func lend(n int) error {
 	select {} // until the test kills the VM
 }
 
-func lendConnect(peerIP string, n int) error {
+func lendConnect(peerIP string, n, halfOpen int) error {
 	p, done, err := newPeer()
 	if err != nil {
 		return err
@@ -379,6 +388,21 @@ func lendConnect(peerIP string, n int) error {
 		return err
 	}
 	for i := 0; i < n; i++ {
+		if i >= n-halfOpen {
+			// Connect, and never read an event: librdmacm then never
+			// sends the RTU, and the survivor's side is never
+			// established. The survivor listens by now.
+			ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+			req, err := conn.NewRequest(ctx, p, peerIP, port, nil)
+			cancel()
+			if err != nil {
+				return err
+			}
+			if _, err := req.Connect(pdata); err != nil {
+				return err
+			}
+			continue
+		}
 		c, err := connect(p, peerIP, conn.DefaultConfig(), pdata)
 		if err != nil {
 			return err
@@ -480,6 +504,10 @@ func survive(as, peerIP string, names []string, fault, restore *moment) error {
 		}
 		fmt.Println("LISTENING")
 	}
+	// The half-open cases last: they are the lender's last connections.
+	slices.SortStableFunc(names, func(a, b string) int {
+		return cmp.Compare(b2i(cases[a].halfOpen), b2i(cases[b].halfOpen))
+	})
 	var ss []*survivor
 	for _, name := range names {
 		tc, ok := cases[name]
@@ -487,11 +515,16 @@ func survive(as, peerIP string, names []string, fault, restore *moment) error {
 			return fmt.Errorf("unknown case %q", name)
 		}
 		cfg := conn.DefaultConfig()
-		cfg.RetryCount, cfg.PeerTimeout, cfg.AckTimeout = tc.retry, tc.timeout, tc.ack
+		cfg.RetryCount, cfg.PeerTimeout, cfg.AckTimeout, cfg.EstablishTimeout = tc.retry, tc.timeout, tc.ack, tc.estab
 		var c *conn.Conn
-		if as == "accept" {
+		switch {
+		case tc.halfOpen && as == "accept":
+			c, err = acceptHalfOpen(e, cfg)
+		case tc.halfOpen:
+			return fmt.Errorf("%s: a half-open case needs -as accept", name)
+		case as == "accept":
 			c, err = acceptOne(e, cfg)
-		} else {
+		default:
 			c, err = connect(p, peerIP, cfg, nil)
 		}
 		if err != nil {
@@ -502,6 +535,10 @@ func survive(as, peerIP string, names []string, fault, restore *moment) error {
 			return fmt.Errorf("%s: %w", name, err)
 		}
 		s := &survivor{name: name, tc: tc, c: c, rem: rem, src: src, base: len(ss) * blocks * blockSize, fault: fault, restore: restore}
+		if tc.halfOpen {
+			ss = append(ss, s) // nothing to write to: it is not established
+			continue
+		}
 		if err := s.write(context.Background()); err != nil {
 			return fmt.Errorf("%s: the first write: %w", name, err)
 		}
@@ -598,6 +635,25 @@ func acceptOne(e *ep.Endpoint, cfg *conn.Config) (*conn.Conn, error) {
 		return nil, err
 	}
 	return establish(ctx, req, nil)
+}
+
+// acceptHalfOpen accepts the next request and does not wait for
+// ESTABLISHED, which a half-open client never lets come.
+func acceptHalfOpen(e *ep.Endpoint, cfg *conn.Config) (*conn.Conn, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	req, err := e.NextConnReq(ctx, cfg)
+	if err != nil {
+		return nil, err
+	}
+	return req.Connect(nil)
+}
+
+func b2i(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
 }
 
 // write posts one 4 KiB write and waits for its completion (polling).

@@ -56,8 +56,13 @@ func (g *Grant) core() *core.Grant { return (*core.Grant)(g) }
 // ibv_alloc_mw, ibv_reg_mr or bind matches [rpma.ErrProvider]; a full
 // queue [rpma.ErrQueueFull]. A ctx that has already ended gets its error
 // before anything is allocated or posted. When ctx ends while the bind
-// is outstanding, the error matches ctx's, and the window stays
-// allocated (and m registered) until the connection closes.
+// is outstanding, the error matches ctx's and no grant is returned; the
+// bind stays queued, and its window stays allocated (and m cannot be
+// deregistered: [mr.Local.Dereg] refuses with EBUSY) until the bind's
+// completion is polled by any poll or wait of c's CQ ([cq.CQ.GetWC],
+// [cq.CQ.Wait], c's waiting calls, the PeerTimeout watch): the library
+// then revokes it on its own, and m deregisters again. Closing c revokes
+// it too. A bind that completes just as ctx ends returns its grant.
 func (c *Conn) Grant(ctx context.Context, m *mr.Local, off, n int, usage mr.Usage) (*Grant, error) {
 	g, err := c.core().Grant(ctx, local(m), off, n, int(usage))
 	return (*Grant)(g), err

@@ -8,6 +8,7 @@ import (
 	"encoding/binary"
 	"syscall"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 
@@ -124,6 +125,47 @@ func TestIntegrationGrants(t *testing.T) {
 		require.Nil(t, g5)
 		noCompletion(t, s5.CQ())
 		require.NoError(t, own.Dereg(), "a window still holds the region")
+	})
+
+	t.Run("an abandoned bind", func(t *testing.T) {
+		// The bind completes after a 16 MiB write posted before it
+		// (completions come in order; the write takes hundreds of ms on
+		// rxe), so the grant's 20 ms ctx ends first: no grant, and the
+		// window holds the region. Polling the write's completion polls
+		// the bind's too, which lets the library revoke the abandoned
+		// grant: the region deregisters without closing the connection.
+		// (A receiver-not-ready stall is no good here: rxe re-executes
+		// the bind when it retries the send before it, and the second
+		// bind fails.)
+		const big = 16 << 20
+		_, s6 := pairCfg(t, client, e, ip, nil, nil, nil)
+		own, _ := region(t, ps, 4096, mr.UsageGranted|mr.UsageWriteDst)
+		bigSrc, _ := region(t, ps, big, mr.UsageWriteSrc)
+		bigDst, _ := region(t, client, big, mr.UsageWriteDst)
+		require.NoError(t, s6.Write(remoteOf(t, bigDst), 0, bigSrc, 0, big, rpma.CompletionAlways, 21))
+		short, cancel := context.WithTimeout(ctx, 20*time.Millisecond)
+		defer cancel()
+		g6, err := s6.Grant(short, own, 0, 4096, mr.UsageWriteDst)
+		require.ErrorIs(t, err, context.DeadlineExceeded, "the bind completed before its ctx ended")
+		require.ErrorContains(t, err, "revokes it once its completion is polled")
+		require.Nil(t, g6)
+		require.ErrorIs(t, own.Dereg(), syscall.EBUSY, "the queued bind's window holds the region")
+
+		okWC(t, ctx, s6.CQ(), rpma.WCRDMAWrite, 21) // polls the bind's completion too
+		noCompletion(t, s6.CQ())
+		var derr error
+		for range 500 { // the revocation runs on a goroutine of the library's: up to 5 s
+			if derr = own.Dereg(); derr == nil {
+				break
+			}
+			time.Sleep(10 * time.Millisecond)
+		}
+		require.NoError(t, derr, "the abandoned grant was not revoked")
+		// The connection still works, and grants again.
+		g6, err = s6.Grant(ctx, base, 0, 4096, mr.UsageWriteDst)
+		require.NoError(t, err)
+		require.NoError(t, g6.Revoke())
+		noCompletion(t, s6.CQ())
 	})
 
 	t.Run("other connection with the grant's key", func(t *testing.T) {

@@ -589,10 +589,15 @@ func (q *CQ) translate(w *WC) bool {
 			return false
 		}
 		if sl.own {
-			q.sq.ownDone = id&wrSeqMask + 1
+			seq := id & wrSeqMask
+			q.sq.ownDone = seq + 1
 			q.sq.ownErr = nil
 			if !ok {
 				q.sq.ownErr = w.Err()
+			}
+			if f, ok := q.sq.abandoned[seq]; ok {
+				delete(q.sq.abandoned, seq)
+				go f() // it takes locks this poll's caller may hold
 			}
 			return false
 		}

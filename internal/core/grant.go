@@ -11,6 +11,7 @@ import (
 	"github.com/gorpma/rpma/internal/ibv"
 	"github.com/gorpma/rpma/internal/leak"
 	"github.com/gorpma/rpma/internal/rpmaerr"
+	"github.com/gorpma/rpma/rpma"
 )
 
 // Grants: access to a range of a local region given to one connection
@@ -211,11 +212,11 @@ func (c *Conn) bind(ctx context.Context, op string, g *Grant, target *ibv.MR, ac
 			return errClosed(op, "connection")
 		}
 		if err := ctx.Err(); err != nil {
-			// The bind is still queued: the window stays allocated
-			// until the connection closes (release would let the
-			// bind fail on a freed window and break the QP).
-			c.grants.abandon(g)
-			return fmt.Errorf("rpma: %s: gave up waiting for the memory window's bind, which stays queued until the connection closes: %w", op, err)
+			if c.abandonBind(g, s) {
+				return fmt.Errorf("rpma: %s: gave up waiting for the memory window's bind; the library revokes it once its completion is polled: %w", op, err)
+			}
+			// It completed meanwhile: the grant is the caller's.
+			continue
 		}
 		if pause == 0 {
 			runtime.Gosched()
@@ -227,6 +228,46 @@ func (c *Conn) bind(ctx context.Context, op string, g *Grant, target *ibv.MR, ac
 		case <-t.C:
 		}
 		t.Stop()
+	}
+}
+
+// abandonBind gives up on g's bind, sequence number seq, unless it has
+// completed by now (then it reports false). The bind is still queued:
+// g's window and registration stay (releasing them would let the bind
+// fail on a freed window and break the QP), and so does its region's
+// registration, until the bind's completion is polled by any poll or wait
+// of the connection's CQ: the grant is then revoked on a goroutine of the
+// library's. Close revokes it too. c.grants.mu held.
+func (c *Conn) abandonBind(g *Grant, seq uint64) bool {
+	d := c.dl
+	d.mu.Lock()
+	if !d.closed {
+		sq := c.q.sq
+		if sq.ownDone == seq+1 {
+			d.mu.Unlock()
+			return false
+		}
+		if sq.abandoned == nil {
+			sq.abandoned = make(map[uint64]func())
+		}
+		sq.abandoned[seq] = func() { c.revokeAbandoned(g) }
+	}
+	d.mu.Unlock()
+	c.grants.abandon(g)
+	return true
+}
+
+// revokeAbandoned revokes g, whose abandoned bind has completed; unless
+// the connection is closing, whose Close revokes it.
+func (c *Conn) revokeAbandoned(g *Grant) {
+	if !c.enter() {
+		return
+	}
+	defer c.exit()
+	c.grants.mu.Lock()
+	defer c.grants.mu.Unlock()
+	if err := c.grants.revoke(g); err != nil {
+		rpma.Logf(rpma.LogWarning, "conn_grant: revoking a grant whose bind was abandoned: %v", err)
 	}
 }
 

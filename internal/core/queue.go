@@ -147,6 +147,11 @@ type workQueue struct {
 	// outstanding at a time (grants.go serializes them).
 	ownDone uint64
 	ownErr  error
+	// abandoned holds the library's own requests that nobody waits for
+	// any more (a grant's bind whose ctx ended), by sequence number:
+	// each is called, on a goroutine of its own, once its completion is
+	// polled (grant.go revokes the grant then).
+	abandoned map[uint64]func()
 }
 
 func newWorkQueue(depth int, cq *CQ, qp *qpState, full error) *workQueue {

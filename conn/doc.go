@@ -156,6 +156,19 @@
 // a CQ entry until its completion, which is the library's own, like the
 // signaled requests of the run rule above. See doc/security.md.
 //
+// # Counters
+//
+// [Conn.Stats] returns what the connection did: requests posted by kind
+// and their bytes, posts refused for room, busy-poll yields, liveness
+// probes, grants, the send queue's high-water mark, and its CQs'
+// completions, failures by status and waits by how they ended
+// ([rpma.ConnStats]; [cq.CQ.Stats] and [srq.SRQ.Stats] are the same for
+// a CQ and an SRQ). The data path counts with plain increments under the
+// lock it takes anyway; Stats copies them under that lock and allocates
+// nothing, so a monitoring loop may call it as often as it likes. A
+// closed connection keeps its counters. [Conn.Stats]'s example publishes
+// them with expvar, and says how a Prometheus collector reads them.
+//
 // # Broken connections
 //
 // A failed completion puts the QP in the error state. From the moment

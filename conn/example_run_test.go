@@ -19,5 +19,6 @@ func TestIntegrationExamples(t *testing.T) {
 		"ExampleConn_Wait":          ExampleConn_Wait,
 		"ExampleConn_GetRecvComp":   ExampleConn_GetRecvComp,
 		"ExampleConn_Grant":         ExampleConn_Grant,
+		"ExampleConn_Stats":         ExampleConn_Stats,
 	})
 }

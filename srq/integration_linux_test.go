@@ -164,6 +164,22 @@ func TestIntegrationSRQServesTwo(t *testing.T) {
 				s1.QPNum(): "from client one",
 				s2.QPNum(): "from client two, longer",
 			}, got)
+
+			// The counters: four receives posted; with its own RCQ the
+			// SRQ counts the two that completed, else the connections do.
+			st := s.Stats()
+			require.EqualValues(t, 4, st.Recvs)
+			require.Equal(t, 4, st.HighWater)
+			require.Zero(t, st.QueueFull)
+			if rcq > 0 {
+				require.EqualValues(t, 15+23, st.BytesReceived)
+				require.EqualValues(t, 2, st.RCQ.Completions)
+				require.Equal(t, s.RCQ().Stats(), st.RCQ)
+			} else {
+				require.Zero(t, st.BytesReceived)
+				require.EqualValues(t, 15, s1.Stats().BytesReceived)
+				require.EqualValues(t, 23, s2.Stats().BytesReceived)
+			}
 		})
 	}
 }

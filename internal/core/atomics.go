@@ -36,7 +36,11 @@ func (c *Conn) remoteAtomic(op string, aop ibv.SendOp, dst *RemoteMR, dstOff int
 	}
 	laddr, lkey := result.at(resultOff)
 	raddr, rkey := dst.at(dstOff)
-	return c.postSend(op, postRemoteAtomic, signaled(flags), ctx, &sendArgs{op: aop, laddr: laddr, lkey: lkey, raddr: raddr, rkey: rkey, value: compareAdd, swap: swap}, cl)
+	stat := statFetchAndAdd
+	if aop == ibv.OpAtomicCmpAndSwp {
+		stat = statCompareAndSwap
+	}
+	return c.postSend(op, postRemoteAtomic, signaled(flags), ctx, &sendArgs{op: aop, laddr: laddr, lkey: lkey, raddr: raddr, rkey: rkey, value: compareAdd, swap: swap, stat: stat}, cl)
 }
 
 // checkRemoteAtomic checks everything a remote atomic needs before it is

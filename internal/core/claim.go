@@ -370,9 +370,12 @@ func (q *CQ) awaitClaim(ctx context.Context, cl *opClaim) (WC, error) {
 			q.dl.mu.Lock()
 			q.closeClaim(cl)
 			q.dl.mu.Unlock()
-			return WC{}, claimWaitError(err, posted)
+			err = claimWaitError(err, posted)
+			q.stats.waited(err)
+			return WC{}, err
 		}
 	}
+	q.stats.waited(nil)
 	if cl.need > 0 {
 		return WC{}, nil
 	}

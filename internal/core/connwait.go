@@ -30,7 +30,13 @@ func (c *Conn) Wait(ctx context.Context) (*CQ, bool, error) {
 		return nil, false, errNotShared
 	}
 	q, err := c.q.shared.wait(ctx, op)
-	return c.cqResult(q, err)
+	rq, isRCQ, err := c.cqResult(q, err)
+	if rq != nil {
+		rq.stats.waited(err)
+	} else {
+		c.cq.stats.waited(err) // ended without a CQ: counted on the main one
+	}
+	return rq, isRCQ, err
 }
 
 // TryWait is Wait that does not block: with no completion event pending

@@ -89,6 +89,8 @@ type CQ struct {
 	// those whose reap found a completion.
 	reapPosts, reapReaps, reapHits uint64
 
+	stats cqCounters // rpma.CQStats (stats.go)
+
 	leak *leak.Handle
 }
 
@@ -207,7 +209,9 @@ func (q *CQ) Wait(ctx context.Context) error {
 		return errClosed(op, "CQ")
 	}
 	defer q.exit()
-	return q.wait(ctx, op)
+	err := q.wait(ctx, op)
+	q.stats.waited(err)
+	return err
 }
 
 // TryWait is Wait that does not block: with no completion event pending
@@ -570,6 +574,7 @@ func (q *CQ) pending() bool {
 func (q *CQ) translate(w *WC) bool {
 	id := w.OpContext
 	ok := w.Status == rpma.WCSuccess
+	q.stats.completed(w, id&wrKindMask != wrKindSQ)
 	user := true
 	switch id & wrKindMask {
 	case wrKindSQ:

@@ -58,8 +58,9 @@ type sendArgs struct {
 	imm    uint32
 	value  uint64 // atomic write; compare or add of a remote atomic
 	swap   uint64 // compare-and-swap
-	flen   uint64 // native flush
+	flen   uint64 // flush: the range's length (also when emulated)
 	ftype  uint8
+	stat   statKind // what the post counts as (stats.go)
 }
 
 // lockData takes c's data lock for a post. It fails, holding nothing,
@@ -110,10 +111,12 @@ func (c *Conn) postSend(op string, kind postKind, user bool, ctx uint64, a *send
 	if !ok {
 		var err error
 		if s, err = sq.reserveFull(1); err != nil {
+			d.stats.queueFull++
 			d.mu.Unlock()
 			return err
 		}
 	}
+	outstanding := sq.posted - sq.retired // with this one, before it is reaped
 	saved := sq.unsignaled
 	flags := a.flags
 	if sq.signal(user) {
@@ -151,6 +154,9 @@ func (c *Conn) postSend(op string, kind postKind, user bool, ctx uint64, a *send
 	var err error
 	if errno != 0 {
 		err = postError(postCall(kind == postAtomicWrite || kind == postNativeFlush), errno, qp, c.q.state)
+	} else {
+		d.posted(a.stat, uint64(a.length)+a.flen)
+		d.queueHigh(outstanding)
 	}
 	due := d.yieldDue(tsc.Read())
 	d.mu.Unlock()
@@ -183,7 +189,7 @@ func (c *Conn) read(op string, dst *MR, dstOff int, src *RemoteMR, srcOff, n int
 	}
 	laddr, lkey := dst.at(dstOff)
 	raddr, rkey := src.at(srcOff)
-	return c.postSend(op, postPlain, signaled(flags), ctx, &sendArgs{op: ibv.OpRDMARead, laddr: laddr, length: uint32(n), lkey: lkey, raddr: raddr, rkey: rkey}, cl)
+	return c.postSend(op, postPlain, signaled(flags), ctx, &sendArgs{op: ibv.OpRDMARead, laddr: laddr, length: uint32(n), lkey: lkey, raddr: raddr, rkey: rkey, stat: statRead}, cl)
 }
 
 // checkTransfer is the full check of a read or a write: a local region
@@ -219,7 +225,7 @@ func (c *Conn) write(op string, dst *RemoteMR, dstOff int, src *MR, srcOff, n in
 	}
 	laddr, lkey := src.at(srcOff)
 	raddr, rkey := dst.at(dstOff)
-	return c.postSend(op, postPlain, signaled(flags), ctx, &sendArgs{op: ibv.OpRDMAWrite, laddr: laddr, length: uint32(n), lkey: lkey, raddr: raddr, rkey: rkey}, cl)
+	return c.postSend(op, postPlain, signaled(flags), ctx, &sendArgs{op: ibv.OpRDMAWrite, laddr: laddr, length: uint32(n), lkey: lkey, raddr: raddr, rkey: rkey, stat: statWrite}, cl)
 }
 
 // WriteWithImm mirrors rpma_write_with_imm; imm is in host order.
@@ -236,7 +242,7 @@ func (c *Conn) writeWithImm(op string, dst *RemoteMR, dstOff int, src *MR, srcOf
 	}
 	laddr, lkey := src.at(srcOff)
 	raddr, rkey := dst.at(dstOff)
-	return c.postSend(op, postPlain, signaled(flags), ctx, &sendArgs{op: ibv.OpRDMAWriteWithImm, laddr: laddr, length: uint32(n), lkey: lkey, raddr: raddr, rkey: rkey, imm: imm}, cl)
+	return c.postSend(op, postPlain, signaled(flags), ctx, &sendArgs{op: ibv.OpRDMAWriteWithImm, laddr: laddr, length: uint32(n), lkey: lkey, raddr: raddr, rkey: rkey, imm: imm, stat: statWriteWithImm}, cl)
 }
 
 // AtomicWrite mirrors rpma_atomic_write: 8 bytes, natively
@@ -259,7 +265,7 @@ func (c *Conn) atomicWrite(op string, dst *RemoteMR, dstOff int, src [8]byte, fl
 	if c.nativeAtomicWrite {
 		kind = postAtomicWrite
 	}
-	return c.postSend(op, kind, signaled(flags), ctx, &sendArgs{flags: ibv.SendFence, raddr: raddr, rkey: rkey, value: binary.NativeEndian.Uint64(src[:])}, cl)
+	return c.postSend(op, kind, signaled(flags), ctx, &sendArgs{flags: ibv.SendFence, raddr: raddr, rkey: rkey, value: binary.NativeEndian.Uint64(src[:]), stat: statAtomicWrite}, cl)
 }
 
 func (c *Conn) checkAtomicWrite(op string, dst *RemoteMR, dstOff int, flags rpma.CompletionFlags) error {
@@ -308,10 +314,11 @@ func (c *Conn) flush(op string, dst *RemoteMR, dstOff, n int, typ rpma.FlushType
 		}
 	}
 	raddr, rkey := dst.at(dstOff)
+	stat := flushStat(typ, false)
 	if c.nativeFlush {
-		return c.postSend(op, postNativeFlush, signaled(flags), ctx, &sendArgs{raddr: raddr, rkey: rkey, flen: uint64(n), ftype: flushPlacement(typ)}, cl)
+		return c.postSend(op, postNativeFlush, signaled(flags), ctx, &sendArgs{raddr: raddr, rkey: rkey, flen: uint64(n), ftype: flushPlacement(typ), stat: stat}, cl)
 	}
-	return c.postSend(op, postEmulatedFlush, signaled(flags), ctx, &sendArgs{raddr: raddr, rkey: rkey}, cl)
+	return c.postSend(op, postEmulatedFlush, signaled(flags), ctx, &sendArgs{raddr: raddr, rkey: rkey, flen: uint64(n), stat: stat}, cl)
 }
 
 func (c *Conn) checkFlush(op string, dst *RemoteMR, dstOff, n int, typ rpma.FlushType, flags rpma.CompletionFlags) error {
@@ -352,10 +359,16 @@ func (c *Conn) writeAndFlush(op string, dst *RemoteMR, dstOff int, src *MR, srcO
 	}
 	s, err := c.q.sq.reserve(2)
 	if err != nil {
+		d.stats.queueFull++
 		d.mu.Unlock()
 		return err
 	}
+	outstanding := c.q.sq.posted - c.q.sq.retired // with these two, before they are reaped
 	err = c.postWriteFlush(s, dst, dstOff, src, srcOff, n, typ, signaled(flags), ctx, cl)
+	if err == nil {
+		d.posted(flushStat(typ, true), uint64(n))
+		d.queueHigh(outstanding)
+	}
 	d.unlockAfterCrossing()
 	return err
 }
@@ -453,7 +466,11 @@ func (c *Conn) send(op string, sop ibv.SendOp, src *MR, off, n int, flags rpma.C
 		}
 	}
 	laddr, lkey := src.at(off)
-	return c.postSend(op, postPlain, signaled(flags), ctx, &sendArgs{op: sop, laddr: laddr, length: uint32(n), lkey: lkey, imm: imm}, cl)
+	stat := statSend
+	if sop == ibv.OpSendWithImm {
+		stat = statSendWithImm
+	}
+	return c.postSend(op, postPlain, signaled(flags), ctx, &sendArgs{op: sop, laddr: laddr, length: uint32(n), lkey: lkey, imm: imm, stat: stat}, cl)
 }
 
 func (c *Conn) checkSend(op string, src *MR, off, n int, flags rpma.CompletionFlags) error {
@@ -500,6 +517,7 @@ func (q *queues) recv(op string, dst *MR, off, n int, ctx uint64, cl *opClaim) e
 	}
 	s, err := rq.reserve(1)
 	if err != nil {
+		q.dl.stats.queueFull++
 		return err
 	}
 	rq.set(s, ctx, true)
@@ -514,6 +532,7 @@ func (q *queues) recv(op string, dst *MR, off, n int, ctx uint64, cl *opClaim) e
 		}
 		return postError("ibv_post_recv", errno, q.qp, q.state)
 	}
+	q.dl.posted(statRecv, uint64(n))
 	return nil
 }
 

@@ -56,6 +56,8 @@ type Grant struct {
 type grantSet struct {
 	mu   sync.Mutex
 	live map[*Grant]struct{}
+	// Counters (rpma.ConnStats): grants bound, and revoked.
+	bound, revoked uint64
 }
 
 // Grant gives the other side of c access with usage (a subset of the
@@ -127,6 +129,7 @@ func (c *Conn) Grant(ctx context.Context, m *MR, off, n int, usage int) (*Grant,
 	}
 	c.grants.live[g] = struct{}{}
 	g.live = true
+	c.grants.bound++
 	m.grants.Add(1)
 	g.leak = leak.Track("conn.Grant")
 	return g, nil
@@ -280,6 +283,7 @@ func (s *grantSet) abandon(g *Grant) {
 	}
 	s.live[g] = struct{}{}
 	g.live = true
+	s.bound++ // its revocation is counted too
 	g.mr.grants.Add(1)
 	g.leak = leak.Track("conn.Grant")
 }
@@ -324,6 +328,7 @@ func (s *grantSet) revoke(g *Grant) error {
 		return err
 	}
 	g.live = false
+	s.revoked++
 	delete(s.live, g)
 	g.mr.grants.Add(-1)
 	g.leak.Release()

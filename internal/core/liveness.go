@@ -166,6 +166,8 @@ func (c *Conn) probe() error {
 	if errno != 0 {
 		sq.posted--
 		sq.probing = false
+	} else {
+		c.dl.stats.probes++
 	}
 	cq.reaped(reaped)
 	switch errno {

@@ -43,6 +43,7 @@ type dataLock struct {
 	mu        sync.Mutex
 	closed    bool   // set by Close, under mu: posts and polls refuse from then on
 	lastYield uint64 // tsc.Read at the connection's last yield (yield.go)
+	stats     dataCounters
 }
 
 // cqBudget guards a CQ against overrun: every work request that can put
@@ -54,6 +55,7 @@ type cqBudget struct {
 	capacity int64
 	used     int64
 	reserved int64 // entries kept for receives no post can account for (an SRQ's)
+	high     int64 // the most used ever (rpma.CQStats.HighWater)
 }
 
 // fits reports whether n more entries fit (b may be nil: no CQ to guard).
@@ -64,6 +66,7 @@ func (b *cqBudget) fits(n int64) bool {
 func (b *cqBudget) take(n int64) {
 	if b != nil {
 		b.used += n
+		b.high = max(b.high, b.used)
 	}
 }
 
@@ -209,6 +212,7 @@ func (q *workQueue) tryReserve(n uint64) (uint64, bool) {
 	}
 	q.posted = s + n
 	b.used += int64(n)
+	b.high = max(b.high, b.used)
 	return s, true
 }
 

@@ -161,16 +161,36 @@ func (s *SRQ) Recv(dst *MR, off, n int, ctx uint64) error {
 	defer s.dl.mu.Unlock()
 	i, err := t.take(ctx)
 	if err != nil {
+		s.dl.stats.queueFull++
 		return err
 	}
 	if errno := s.srq.PostRecv(wrKindSRQ|uint64(i), laddr, uint32(n), lkey); errno != 0 {
 		t.put(i)
 		if errno == syscall.ENOMEM || errno == syscall.ENOSPC {
+			s.dl.stats.queueFull++
 			return errSRQFull
 		}
 		return postError("ibv_post_srq_recv", errno, nil, nil)
 	}
+	s.dl.posted(statRecv, uint64(n))
+	s.dl.queueHigh(uint64(len(t.ctx) - len(t.free)))
 	return nil
+}
+
+// Stats returns the SRQ's counters (rpma.SRQStats); also after Close.
+func (s *SRQ) Stats() rpma.SRQStats {
+	if s == nil {
+		return rpma.SRQStats{}
+	}
+	s.dl.mu.Lock()
+	defer s.dl.mu.Unlock()
+	return rpma.SRQStats{
+		Recvs:         s.dl.stats.posts[statRecv],
+		BytesReceived: s.rcq.receivedLocked(),
+		QueueFull:     s.dl.stats.queueFull,
+		HighWater:     int(s.dl.stats.sqHigh),
+		RCQ:           s.rcq.statsLocked(),
+	}
 }
 
 // Close mirrors rpma_srq_delete. It refuses, with an error matching

@@ -77,5 +77,6 @@ func (d *dataLock) yieldDue(now uint64) bool {
 		return false
 	}
 	d.lastYield = now
+	d.stats.yields++
 	return true
 }

@@ -120,6 +120,27 @@
 // them, so drain them. Each call waits for its own completion, so one
 // goroutine keeps one operation in flight; more goroutines keep more.
 //
+// One goroutine keeps many operations in flight with the asynchronous
+// calls, the per-operation calls split in two: [Conn.WriteAsync],
+// [Conn.ReadAsync], [Conn.FlushAsync], [Conn.WriteAndFlushAsync],
+// [Conn.AtomicWriteAsync], [Conn.CompareAndSwapAsync],
+// [Conn.FetchAndAddAsync], [Conn.SendAsync] and [Conn.RecvAsync] post
+// (waiting for room with their ctx) and return an [Op], whose [Op.Wait]
+// returns that operation's own completion, in any order, once:
+//
+//	ops := make([]conn.Op, 0, 64)
+//	for i := range 64 {
+//		op, err := c.WriteAndFlushAsync(ctx, dst, i*64, src, i*64, 64, rpma.FlushPersistent)
+//		...
+//		ops = append(ops, op)
+//	}
+//	for _, op := range ops {
+//		if _, err := op.Wait(ctx); err != nil { ... }
+//	}
+//
+// The contract above holds for them too, Wait taking the waiting call's
+// part; an Op allocates nothing.
+//
 // # Queue accounting
 //
 // The library counts the work requests each queue holds, from the post

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"sync"
+	"sync/atomic"
 
 	"github.com/gorpma/rpma/rpma"
 )
@@ -58,6 +59,11 @@ type opClaim struct {
 	queued    bool   // in q.roomq
 	op        string // the waiting call, for errors
 	werr      error  // the outcome of the holder's attempt (try)
+	// A claim handed out as a Pending (opasync.go): gen counts its uses
+	// (it changes when the claim goes back to the pool), taken is set
+	// once its Pending's Wait began.
+	gen   atomic.Uint32
+	taken bool
 
 	wake chan struct{} // capacity 1: a delivery, or room, for this claim
 
@@ -87,7 +93,9 @@ func (q *CQ) freeClaim(cl *opClaim) {
 	case <-cl.wake:
 	default:
 	}
+	gen := cl.gen.Load()
 	*cl = opClaim{wake: cl.wake, settleFn: cl.settleFn, flushFn: cl.flushFn}
+	cl.gen.Store(gen + 1)
 	claimPool.Put(cl)
 }
 

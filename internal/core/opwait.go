@@ -39,31 +39,41 @@ func (c *Conn) runWait(ctx context.Context, op string, q *CQ, recv bool, need ui
 		return WC{}, errClosed(op, "connection")
 	}
 	defer q.exit()
+	cl, err := q.postClaimed(ctx, op, recv, need, post)
+	if err != nil {
+		return WC{}, err
+	}
+	return q.awaitClaim(ctx, cl)
+}
+
+// postClaimed posts with post for a new claim of q, waiting for room
+// while the queue (the receive queue when recv) or q is full, and returns
+// the claim, whose completion is to come; the caller has entered q.
+func (q *CQ) postClaimed(ctx context.Context, op string, recv bool, need uint64, post postFor) (*opClaim, error) {
 	cl := q.newClaim(op)
 	// A call does not overtake those already waiting for room; one woken
 	// for room that another call took goes back to the queue's head.
 	waited := false
 	if q.roomWaiters.Load() != 0 {
 		if err := q.waitForRoom(ctx, cl, need, recv, false); err != nil {
-			return WC{}, err
+			return nil, err
 		}
 		waited = true
 	}
 	for {
 		err := post(cl)
 		if err == nil {
-			break
+			return cl, nil
 		}
 		if !isQueueFull(err) {
 			q.freeClaim(cl)
-			return WC{}, err
+			return nil, err
 		}
 		if err := q.waitForRoom(ctx, cl, need, recv, waited); err != nil {
-			return WC{}, err
+			return nil, err
 		}
 		waited = true
 	}
-	return q.awaitClaim(ctx, cl)
 }
 
 // waitForRoom queues cl for need slots of its queue (at the head when

@@ -139,7 +139,10 @@
 //	}
 //
 // The contract above holds for them too, Wait taking the waiting call's
-// part; an Op allocates nothing.
+// part; an Op allocates nothing. [Conn.WriteBatchAsync] and
+// [Conn.ReadBatchAsync] post up to [MaxBatch] writes or reads as one
+// chain, in one crossing into the provider and with one doorbell, an Op
+// each.
 //
 // # Queue accounting
 //

@@ -80,10 +80,11 @@ type queues struct {
 	qp     *ibv.QP
 	state  *qpState
 	sq     *workQueue
-	rq     *workQueue // nil with an SRQ
-	srq    *SRQ       // nil without
-	flush  *flushBuf  // the emulated flush's read target; nil with native flush
-	owner  *owner     // what the device's asynchronous events about the QP and CQs reach
+	rq     *workQueue    // nil with an SRQ
+	srq    *SRQ          // nil without
+	flush  *flushBuf     // the emulated flush's read target; nil with native flush
+	batch  []ibv.BatchWR // a batch's work requests (batch.go), made at the first
+	owner  *owner        // what the device's asynchronous events about the QP and CQs reach
 	// What the connection does natively (else emulates).
 	nativeAtomicWrite bool
 	nativeFlush       bool

@@ -67,3 +67,21 @@ const (
 // IncRKey is ibv_inc_rkey: the key with its low 8 bits (the part a
 // consumer chooses when it binds a memory window) incremented.
 func IncRKey(rkey uint32) uint32 { return rkey&0xffffff00 | (rkey+1)&0xff }
+
+// MaxBatch is the most work requests QP.PostBatch posts as one chain.
+const MaxBatch = 32
+
+// BatchWR is one work request of QP.PostBatch: an RDMA write (Op
+// OpRDMAWrite) or read (OpRDMARead) of Len bytes between LAddr (LKey) and
+// RAddr (RKey). Its layout is C's struct rpma_batch_wr.
+type BatchWR struct {
+	WRID  uint64
+	LAddr uint64
+	RAddr uint64
+	Op    SendOp
+	Flags uint32
+	Len   uint32
+	LKey  uint32
+	RKey  uint32
+	_     uint32
+}

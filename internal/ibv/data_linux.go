@@ -5,6 +5,7 @@ package ibv
 /*
 #cgo LDFLAGS: -lrdmacm -libverbs
 #include <errno.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <string.h>
 #include <arpa/inet.h>
@@ -111,6 +112,57 @@ static int64_t rpma_post_write_read(uintptr_t qph,
 	if (!ret)
 		ret = ibv_post_send((struct ibv_qp *)qph, wr, &bad);
 	int posted = ret == 0 ? 2 : (bad == &wr[1] ? 1 : 0);
+	return rpma_post_result(ret, rpma_reap(cq, out, room), posted);
+}
+
+// struct rpma_batch_wr is one work request of a batch (BatchWR in Go, of
+// the same layout): an RDMA write or read of one scatter/gather element.
+struct rpma_batch_wr {
+	uint64_t wr_id;
+	uint64_t laddr;
+	uint64_t raddr;
+	uint32_t opcode;
+	uint32_t flags;
+	uint32_t len;
+	uint32_t lkey;
+	uint32_t rkey;
+	uint32_t pad;
+};
+enum { offsetof_rpma_batch_wr_rkey = offsetof(struct rpma_batch_wr, rkey) };
+
+#define RPMA_MAX_BATCH 32
+
+// rpma_post_batch posts n (1 to RPMA_MAX_BATCH) RDMA writes and reads as
+// one chain: one call, one doorbell. On failure the result says how many
+// the provider accepted (bad_wr): those before bad_wr are posted. An
+// injected failure posts none.
+static int64_t rpma_post_batch(uintptr_t qph, const struct rpma_batch_wr *b, int n,
+		uintptr_t cq, uintptr_t out, int room) {
+	struct ibv_sge sge[RPMA_MAX_BATCH];
+	struct ibv_send_wr wr[RPMA_MAX_BATCH], *bad;
+	if (n < 1 || n > RPMA_MAX_BATCH)
+		return rpma_post_result(EINVAL, 0, 0);
+	memset(wr, 0, sizeof(wr[0]) * (size_t)n);
+	for (int i = 0; i < n; i++) {
+		sge[i].addr = b[i].laddr;
+		sge[i].length = b[i].len;
+		sge[i].lkey = b[i].lkey;
+		wr[i].wr_id = b[i].wr_id;
+		wr[i].opcode = (enum ibv_wr_opcode)b[i].opcode;
+		wr[i].send_flags = b[i].flags;
+		if (b[i].len > 0) {
+			wr[i].sg_list = &sge[i];
+			wr[i].num_sge = 1;
+		}
+		wr[i].wr.rdma.remote_addr = b[i].raddr;
+		wr[i].wr.rdma.rkey = b[i].rkey;
+		wr[i].next = i + 1 < n ? &wr[i + 1] : NULL;
+	}
+	bad = NULL;
+	int ret = RPMA_INJECT(POST_SEND_BATCH);
+	if (!ret)
+		ret = ibv_post_send((struct ibv_qp *)qph, wr, &bad);
+	int posted = ret == 0 ? n : (bad ? (int)(bad - wr) : 0);
 	return rpma_post_result(ret, rpma_reap(cq, out, room), posted);
 }
 
@@ -406,7 +458,7 @@ func (q *QP) ToError() error {
 // unpack splits a post's packed result: the errno (0 on success), the
 // completions reaped, and how many work requests were posted.
 func unpack(r C.int64_t) (errno syscall.Errno, reaped, posted int) {
-	return syscall.Errno(r & 0xffff), int(r>>16) & 0xffff, int(r>>32) & 3
+	return syscall.Errno(r & 0xffff), int(r>>16) & 0xffff, int(r>>32) & 0xffff
 }
 
 // PostSend posts one work request (ibv_post_send) in one crossing, then
@@ -434,6 +486,28 @@ func (q *QP) PostWriteRead(wrID1 uint64, flags1 uint32, laddr uint64, length, lk
 		C.uintptr_t(r.cq), C.uintptr_t(r.out), C.int(r.room)))
 	return errno, posted, reaped
 }
+
+// PostBatch posts the RDMA writes and reads of wrs (1 to MaxBatch) as one
+// chain, in one crossing and with one doorbell, then reaps. On failure
+// posted says how many of wrs, from the first, the provider accepted.
+func (q *QP) PostBatch(wrs []BatchWR, r Reap) (errno syscall.Errno, posted, reaped int) {
+	if len(wrs) == 0 || len(wrs) > MaxBatch {
+		return syscall.EINVAL, 0, 0
+	}
+	errno, reaped, posted = unpack(C.rpma_post_batch(q.h, (*C.struct_rpma_batch_wr)(unsafe.Pointer(&wrs[0])), C.int(len(wrs)),
+		C.uintptr_t(r.cq), C.uintptr_t(r.out), C.int(r.room)))
+	return errno, posted, reaped
+}
+
+// BatchWR and struct rpma_batch_wr have one layout.
+var (
+	_ [0]struct{} = [unsafe.Sizeof(BatchWR{}) - C.sizeof_struct_rpma_batch_wr]struct{}{}
+	_ [0]struct{} = [C.sizeof_struct_rpma_batch_wr - unsafe.Sizeof(BatchWR{})]struct{}{}
+	_ [0]struct{} = [unsafe.Offsetof(BatchWR{}.RKey) - C.offsetof_rpma_batch_wr_rkey]struct{}{}
+	_ [0]struct{} = [C.offsetof_rpma_batch_wr_rkey - unsafe.Offsetof(BatchWR{}.RKey)]struct{}{}
+	_ [0]struct{} = [MaxBatch - C.RPMA_MAX_BATCH]struct{}{}
+	_ [0]struct{} = [C.RPMA_MAX_BATCH - MaxBatch]struct{}{}
+)
 
 // PostInline8 posts an inline 8-byte RDMA write of value (its bytes in
 // memory order) to raddr, then reaps.

@@ -98,3 +98,8 @@ func (w *MW) Dealloc() error { return nil }
 func (q *QP) PostBindMW(uint64, uint32, *MW, uint32, *MR, uint64, uint64, int, Reap) (syscall.Errno, int) {
 	return syscall.EOPNOTSUPP, 0
 }
+
+// PostBatch returns EOPNOTSUPP in this build.
+func (q *QP) PostBatch([]BatchWR, Reap) (syscall.Errno, int, int) {
+	return syscall.EOPNOTSUPP, 0, 0
+}

@@ -69,12 +69,12 @@ static inline int rpma_poll_cq(uintptr_t cqh, uintptr_t outh, int n) {
  * The result of a post, packed so that nothing crosses by pointer: the
  * post's errno in bits 0-15, how many completions the post reaped in bits
  * 16-31, how many work requests of a chain the provider accepted in bits
- * 32-33.
+ * 32-47.
  */
 static inline int64_t rpma_post_result(int err, int reaped, int posted) {
 	if (reaped < 0)
 		reaped = 0; /* a poll failure is GetWC's to report */
-	return (int64_t)(err & 0xffff) | ((int64_t)(reaped & 0xffff) << 16) | ((int64_t)(posted & 3) << 32);
+	return (int64_t)(err & 0xffff) | ((int64_t)(reaped & 0xffff) << 16) | ((int64_t)(posted & 0xffff) << 32);
 }
 
 /* rpma_reap is the poll a post makes after posting (room 0: none). */

@@ -68,6 +68,7 @@
 	X(ADVISE_MR,                "ibv_advise_mr",             RPMA_FAIL_RET)    \
 	X(POST_SEND,                "ibv_post_send",             RPMA_FAIL_RET)    \
 	X(POST_SEND_WRITE_READ,     "ibv_post_send",             RPMA_FAIL_RET)    \
+	X(POST_SEND_BATCH,          "ibv_post_send",             RPMA_FAIL_RET)    \
 	X(POST_SEND_INLINE8,        "ibv_post_send",             RPMA_FAIL_RET)    \
 	X(WR_COMPLETE_ATOMIC_WRITE, "ibv_wr_complete",           RPMA_FAIL_RET)    \
 	X(POST_SEND_ATOMIC,         "ibv_post_send",             RPMA_FAIL_RET)    \

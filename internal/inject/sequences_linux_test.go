@@ -308,6 +308,20 @@ func dataPath(ctx context.Context, c *conn.Conn, local *mr.Local, remote *mr.Rem
 			return fmt.Errorf("op %d: %w", st.ctx, err)
 		}
 	}
+	// Two writes as one chain, each waited for on its own.
+	ts := []conn.Transfer{
+		{Remote: remote, RemoteOff: 0, Local: local, LocalOff: 0, Len: 32},
+		{Remote: remote, RemoteOff: 32, Local: local, LocalOff: 32, Len: 32},
+	}
+	var ops [2]conn.Op
+	if _, err := c.WriteBatchAsync(ctx, ts, ops[:]); err != nil {
+		return err
+	}
+	for _, op := range ops {
+		if _, err := op.Wait(ctx); err != nil {
+			return fmt.Errorf("a batch's write: %w", err)
+		}
+	}
 	return nil
 }
 

@@ -92,7 +92,8 @@ func TestInjectSiteList(t *testing.T) {
 	require.Equal(t, ibv.InjectStyleNull, sites[i].Style)
 
 	// The Go sites follow the C ones, in the order of the constants.
-	first := len(sites) - 8
+	first := firstGoSite(sites)
+	require.Equal(t, ibv.GoSiteEpollArm+1, len(sites)-first, "one site per Go constant")
 	for j := first; j < len(sites); j++ {
 		require.True(t, sites[j].Go, sites[j].Name)
 		require.Equal(t, "go", sites[j].Style.String())
@@ -209,8 +210,7 @@ func TestInjectGoKth(t *testing.T) {
 	ibv.InjectReset()
 	defer ibv.InjectReset()
 	sites := ibv.InjectSites()
-	first := len(sites) - 8
-	site := first + ibv.GoSiteEventfd
+	site := firstGoSite(sites) + ibv.GoSiteEventfd
 	require.Equal(t, "eventfd", sites[site].Call)
 
 	ibv.InjectArm(site, 3, syscall.EMFILE)
@@ -223,7 +223,7 @@ func TestInjectGoKth(t *testing.T) {
 	require.Zero(t, ibv.InjectGo(ibv.GoSiteEventfd), "only the k-th occurrence fails")
 	c := ibv.InjectCounts()
 	require.EqualValues(t, 4, c[site])
-	require.EqualValues(t, 1, c[first+ibv.GoSiteMmap])
+	require.EqualValues(t, 1, c[firstGoSite(sites)+ibv.GoSiteMmap])
 
 	ibv.InjectDisarm()
 	require.True(t, ibv.InjectFired(), "disarming keeps the record")
@@ -236,4 +236,15 @@ func TestInjectGoKth(t *testing.T) {
 	// Re-armed after a reset, the count starts again from 1.
 	ibv.InjectArm(site, 1, syscall.ENFILE)
 	require.Equal(t, syscall.ENFILE, ibv.InjectGo(ibv.GoSiteEventfd))
+}
+
+// firstGoSite is the index of the first Go site of sites (they follow the
+// C ones).
+func firstGoSite(sites []ibv.InjectSite) int {
+	for i, s := range sites {
+		if s.Go {
+			return i
+		}
+	}
+	return len(sites)
 }

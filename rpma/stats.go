@@ -14,14 +14,14 @@ type ConnStats struct {
 	// per-operation call (conn.Conn.WriteWait and the rest) counts as
 	// the kind it posts; a write-and-flush counts once, under
 	// WriteAndFlushes..., not as a write and a flush.
-	Writes, WritesWithImm, Reads       uint64
-	Sends, SendsWithImm, Recvs         uint64
-	FlushesPersistent                  uint64
-	FlushesVisibility                  uint64
-	WriteAndFlushesPersistent          uint64
-	WriteAndFlushesVisibility          uint64
-	AtomicWrites                       uint64
-	CompareAndSwaps, FetchAndAdds      uint64
+	Writes, WritesWithImm, Reads  uint64
+	Sends, SendsWithImm, Recvs    uint64
+	FlushesPersistent             uint64
+	FlushesVisibility             uint64
+	WriteAndFlushesPersistent     uint64
+	WriteAndFlushesVisibility     uint64
+	AtomicWrites                  uint64
+	CompareAndSwaps, FetchAndAdds uint64
 	// Bytes of the requests posted: written (writes, with immediate data
 	// or not, and the writes of write-and-flushes), read, sent, and the
 	// ranges flushed to persistence and to visibility (flushes and

@@ -106,7 +106,6 @@ func (c *Conn) postBatch(op string, read bool, n int, at func(i int) Transfer, f
 		d.mu.Unlock()
 		return 0, err
 	}
-	outstanding := sq.posted - sq.retired
 	saved := sq.unsignaled
 	if c.q.batch == nil {
 		c.q.batch = make([]ibv.BatchWR, MaxBatch) // once per connection
@@ -150,9 +149,6 @@ func (c *Conn) postBatch(op string, read bool, n int, at func(i int) Transfer, f
 	}
 	for i := range posted {
 		d.posted(kind, uint64(at(i).Len))
-	}
-	if posted > 0 {
-		d.queueHigh(outstanding)
 	}
 	cq.reaped(reaped)
 	if errno != 0 {

@@ -272,6 +272,9 @@ func (q *queues) destroy(id *ibv.CMID) error {
 		// finished.
 		q.dl.mu.Lock()
 		q.dl.closed = true
+		if q.sq != nil {
+			q.dl.stats.sqHigh = q.sq.high // for Stats after Close
+		}
 		q.dl.mu.Unlock()
 	}
 	q.unregister()

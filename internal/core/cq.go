@@ -574,7 +574,10 @@ func (q *CQ) pending() bool {
 func (q *CQ) translate(w *WC) bool {
 	id := w.OpContext
 	ok := w.Status == rpma.WCSuccess
-	q.stats.completed(w, id&wrKindMask != wrKindSQ)
+	q.stats.completions++
+	if !ok {
+		q.stats.failedWith(w.Status)
+	}
 	user := true
 	switch id & wrKindMask {
 	case wrKindSQ:
@@ -618,6 +621,9 @@ func (q *CQ) translate(w *WC) bool {
 		}
 		sl := q.rq.complete(id & wrSeqMask)
 		w.OpContext = sl.ctx
+		if ok {
+			q.stats.bytesReceived += uint64(w.ByteLen)
+		}
 		if !ok {
 			q.rq.qp.breakWith(w.Err())
 		}
@@ -632,6 +638,9 @@ func (q *CQ) translate(w *WC) bool {
 			break
 		}
 		w.OpContext = q.srq.complete(uint32(id&wrSeqMask), q.srqLocked)
+		if ok {
+			q.stats.bytesReceived += uint64(w.ByteLen)
+		}
 		if !ok {
 			q.srq.breakQP(w.QPNum, w.Err())
 		}

@@ -58,7 +58,7 @@ type sendArgs struct {
 	imm    uint32
 	value  uint64 // atomic write; compare or add of a remote atomic
 	swap   uint64 // compare-and-swap
-	flen   uint64 // flush: the range's length (also when emulated)
+	flen   uint64 // flush: the range's length (also emulated, for its counters)
 	ftype  uint8
 	stat   statKind // what the post counts as (stats.go)
 }
@@ -116,7 +116,6 @@ func (c *Conn) postSend(op string, kind postKind, user bool, ctx uint64, a *send
 			return err
 		}
 	}
-	outstanding := sq.posted - sq.retired // with this one, before it is reaped
 	saved := sq.unsignaled
 	flags := a.flags
 	if sq.signal(user) {
@@ -156,7 +155,6 @@ func (c *Conn) postSend(op string, kind postKind, user bool, ctx uint64, a *send
 		err = postError(postCall(kind == postAtomicWrite || kind == postNativeFlush), errno, qp, c.q.state)
 	} else {
 		d.posted(a.stat, uint64(a.length)+a.flen)
-		d.queueHigh(outstanding)
 	}
 	due := d.yieldDue(tsc.Read())
 	d.mu.Unlock()
@@ -363,11 +361,9 @@ func (c *Conn) writeAndFlush(op string, dst *RemoteMR, dstOff int, src *MR, srcO
 		d.mu.Unlock()
 		return err
 	}
-	outstanding := c.q.sq.posted - c.q.sq.retired // with these two, before they are reaped
 	err = c.postWriteFlush(s, dst, dstOff, src, srcOff, n, typ, signaled(flags), ctx, cl)
 	if err == nil {
 		d.posted(flushStat(typ, true), uint64(n))
-		d.queueHigh(outstanding)
 	}
 	d.unlockAfterCrossing()
 	return err

@@ -128,7 +128,8 @@ type workQueue struct {
 	ring    []wrSlot
 	posted  uint64
 	retired uint64
-	cq      *CQ // its completions go to
+	high    uint64 // the most requests reserved at once (rpma.ConnStats.SendQueueHighWater)
+	cq      *CQ    // its completions go to
 	budget  *cqBudget
 	full    error
 	qp      *qpState
@@ -207,12 +208,18 @@ func (q *workQueue) reserve(n uint64) (uint64, error) {
 // nothing, when the queue or its CQ looks full.
 func (q *workQueue) tryReserve(n uint64) (uint64, bool) {
 	s, b := q.posted, q.budget
-	if s-q.retired+n > q.depth || b == nil || b.used+int64(n) > b.capacity-b.reserved {
+	o := s - q.retired + n
+	if o > q.depth || b == nil || b.used+int64(n) > b.capacity-b.reserved {
 		return 0, false
 	}
 	q.posted = s + n
+	if o > q.high { // a branch, not a CMOV and a store: a new mark is rare
+		q.high = o
+	}
 	b.used += int64(n)
-	b.high = max(b.high, b.used)
+	if b.used > b.high {
+		b.high = b.used
+	}
 	return s, true
 }
 
@@ -232,6 +239,7 @@ func (q *workQueue) reserveFull(n uint64) (uint64, error) {
 	}
 	s := q.posted
 	q.posted += n
+	q.high = max(q.high, q.posted-q.retired)
 	q.budget.take(int64(n))
 	return s, nil
 }

@@ -185,7 +185,7 @@ func (s *SRQ) Stats() rpma.SRQStats {
 	s.dl.mu.Lock()
 	defer s.dl.mu.Unlock()
 	return rpma.SRQStats{
-		Recvs:         s.dl.stats.posts[statRecv],
+		Recvs:         s.dl.stats.ops[statRecv].posts,
 		BytesReceived: s.rcq.receivedLocked(),
 		QueueFull:     s.dl.stats.queueFull,
 		HighWater:     int(s.dl.stats.sqHigh),

@@ -36,6 +36,13 @@ const (
 	numStatKinds
 )
 
+// statSlots is the length of the counters' table: a power of two above
+// numStatKinds, so that indexing it with a masked kind needs no bounds
+// check on the data path.
+const statSlots = 16
+
+var _ [statSlots - numStatKinds]struct{} // numStatKinds <= statSlots
+
 // flushStat is the kind of a flush of typ (writeAndFlush: of a
 // write-and-flush).
 func flushStat(typ rpma.FlushType, writeAndFlush bool) statKind {
@@ -52,21 +59,28 @@ func flushStat(typ rpma.FlushType, writeAndFlush bool) statKind {
 // dataCounters are a connection's (or an SRQ's) counters, under its data
 // lock.
 type dataCounters struct {
-	posts     [numStatKinds]uint64
-	bytes     [numStatKinds]uint64 // of the posts; a write-and-flush's n once
+	ops       [statSlots]kindCounters
 	queueFull uint64
 	yields    uint64
 	probes    uint64
-	sqHigh    uint64 // send queue (an SRQ's: receive queue) high-water mark
+	// The high-water mark of an SRQ's receive queue; of a connection's
+	// send queue, kept by the queue (workQueue.high) and saved here when
+	// the connection closes.
+	sqHigh uint64
 }
+
+// kindCounters are the posts of one kind and their bytes (a
+// write-and-flush's n once).
+type kindCounters struct{ posts, bytes uint64 }
 
 // posted counts a post of kind moving n bytes (d.mu held).
 func (d *dataLock) posted(kind statKind, n uint64) {
-	d.stats.posts[kind]++
-	d.stats.bytes[kind] += n
+	o := &d.stats.ops[kind&(statSlots-1)]
+	o.posts++
+	o.bytes += n
 }
 
-// queueHigh records o outstanding requests in the send queue (d.mu held).
+// queueHigh records o outstanding requests in an SRQ (d.mu held).
 func (d *dataLock) queueHigh(o uint64) {
 	if o > d.stats.sqHigh {
 		d.stats.sqHigh = o
@@ -82,19 +96,12 @@ type cqCounters struct {
 	waits [5]atomic.Uint64
 }
 
-// completed counts a completion polled (dl held).
-func (s *cqCounters) completed(w *WC, recv bool) {
-	s.completions++
-	switch {
-	case w.Status != rpma.WCSuccess:
-		st := int(w.Status)
-		if st >= len(s.failed) {
-			st = int(rpma.WCGeneralErr)
-		}
-		s.failed[st]++
-	case recv:
-		s.bytesReceived += uint64(w.ByteLen)
+// failedWith counts a failed completion of status st (dl held).
+func (s *cqCounters) failedWith(st rpma.WCStatus) {
+	if int(st) >= len(s.failed) {
+		st = rpma.WCGeneralErr
 	}
+	s.failed[st]++
 }
 
 // waited counts a wait that ended with err.
@@ -164,7 +171,10 @@ func (c *Conn) Stats() rpma.ConnStats {
 	d := c.dl
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	p, b := &d.stats.posts, &d.stats.bytes
+	var p, b [numStatKinds]uint64
+	for k := range p {
+		p[k], b[k] = d.stats.ops[k].posts, d.stats.ops[k].bytes
+	}
 	s.Writes, s.WritesWithImm, s.Reads = p[statWrite], p[statWriteWithImm], p[statRead]
 	s.Sends, s.SendsWithImm, s.Recvs = p[statSend], p[statSendWithImm], p[statRecv]
 	s.FlushesPersistent, s.FlushesVisibility = p[statFlushPersistent], p[statFlushVisibility]
@@ -177,6 +187,9 @@ func (c *Conn) Stats() rpma.ConnStats {
 	s.BytesFlushedVisibility = b[statFlushVisibility] + b[statWriteAndFlushVisibility]
 	s.QueueFull, s.Yields, s.Probes = d.stats.queueFull, d.stats.yields, d.stats.probes
 	s.SendQueueHighWater = int(d.stats.sqHigh)
+	if !d.closed && c.q.sq != nil {
+		s.SendQueueHighWater = int(c.q.sq.high)
+	}
 	s.CQ, s.RCQ = c.cq.statsLocked(), c.rcq.statsLocked()
 	s.BytesReceived = c.cq.receivedLocked() + c.rcq.receivedLocked()
 	return s

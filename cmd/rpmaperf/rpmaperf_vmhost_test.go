@@ -27,11 +27,14 @@ func TestTwoNodes(t *testing.T) {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
-	// The client waits for the server to listen (both start at once).
+	// Both start at once: the client waits for the server's "listening"
+	// line in a file both VMs see (the host's, over 9p).
+	listening := filepath.Join(dir, "server.out")
 	cmd := exec.CommandContext(ctx, rxevm, "-nodes", "2", "--",
-		"sh", "-c", bin+` -server -addr "$RPMA_TEST_IP" -timeout 20s >/dev/null`,
+		"sh", "-c", bin+` -server -addr "$RPMA_TEST_IP" -timeout 20s >`+listening,
 		"::",
-		"sh", "-c", `sleep 3; `+bin+` -addr "$RPMA_TEST_PEER_IP" -op write,flush-persistent,send -size 64,4096 -iters 200 -json -check -timeout 20s`)
+		"sh", "-c", `until grep -q listening `+listening+` 2>/dev/null; do sleep 0.2; done; `+
+			bin+` -addr "$RPMA_TEST_PEER_IP" -op write,flush-persistent,send -size 64,4096 -iters 200 -json -check -timeout 20s`)
 	var out, errb bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &errb
 	start := time.Now()

@@ -132,7 +132,8 @@ type Config struct {
 	// about 60 s); [NoEstablishTimeout] asks for no bound (librpma's
 	// behaviour). Otherwise it must be in [MinPeerTimeout,
 	// MaxPeerTimeout]. A connecting side is not bounded by it: its
-	// Connect's handshake is rdma_cm's, and conn.Dial's its ctx. The
+	// handshake is rdma_cm's, and its wait for ESTABLISHED (NextEvent)
+	// ends with that wait's ctx. The
 	// endpoint can also cap how many accepted connections are not
 	// established yet (ep.Config.MaxEstablishing).
 	EstablishTimeout time.Duration

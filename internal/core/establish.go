@@ -29,7 +29,6 @@ import (
 
 // establishWatch is an accepted connection's.
 type establishWatch struct {
-	d     time.Duration
 	timer *time.Timer
 	count atomic.Pointer[atomic.Int64] // the endpoint's establishing count, until released
 }
@@ -73,41 +72,27 @@ func (c *Conn) watchEstablishment(prm *ConnParams, count *atomic.Int64) {
 	d, field := prm.establishBound()
 	c.ev.mu.Lock()
 	defer c.ev.mu.Unlock()
-	c.ev.onEstablished = c.establishedRead
+	c.ev.onEstablished = c.stopEstablishWatch // the watch is over
 	if d > 0 {
-		w.d = d
-		w.timer = time.AfterFunc(d, func() { c.establishExpired(field) })
+		w.timer = time.AfterFunc(d, func() { c.establishExpired(d, field) })
 	}
 }
 
-// establishedRead is connEvents' hook for the ESTABLISHED event (its mu
-// held): the watch is over.
-func (c *Conn) establishedRead() {
+// stopEstablishWatch stops the watch and takes c out of its endpoint's
+// establishing count, once: when ESTABLISHED is read (connEvents' hook,
+// its mu held) or at Close.
+func (c *Conn) stopEstablishWatch() {
 	if t := c.estab.timer; t != nil {
 		t.Stop()
 	}
-	c.releaseEstablishing()
-}
-
-// releaseEstablishing takes c out of its endpoint's establishing count,
-// once.
-func (c *Conn) releaseEstablishing() {
 	if n := c.estab.count.Swap(nil); n != nil {
 		n.Add(-1)
 	}
 }
 
-// stopEstablishWatch stops the watch (Close).
-func (c *Conn) stopEstablishWatch() {
-	if t := c.estab.timer; t != nil {
-		t.Stop()
-	}
-	c.releaseEstablishing()
-}
-
 // establishExpired is the timer's: unless ESTABLISHED or a terminal
 // event has been read by now (it reads what is pending), c is lost.
-func (c *Conn) establishExpired(field string) {
+func (c *Conn) establishExpired(d time.Duration, field string) {
 	if !c.enter() {
 		return // closing
 	}
@@ -115,5 +100,5 @@ func (c *Conn) establishExpired(field string) {
 	if _, ended := c.ev.terminal(); ended || c.ev.isEstablished() {
 		return
 	}
-	c.lose(&establishTimeoutError{d: c.estab.d, field: field})
+	c.lose(&establishTimeoutError{d: d, field: field})
 }

@@ -124,14 +124,7 @@ func (c *Conn) Grant(ctx context.Context, m *MR, off, n int, usage int) (*Grant,
 		}
 		return nil, err
 	}
-	if c.grants.live == nil {
-		c.grants.live = make(map[*Grant]struct{})
-	}
-	c.grants.live[g] = struct{}{}
-	g.live = true
-	c.grants.bound++
-	m.grants.Add(1)
-	g.leak = leak.Track("conn.Grant")
+	c.grants.add(g)
 	return g, nil
 }
 
@@ -256,7 +249,7 @@ func (c *Conn) abandonBind(g *Grant, seq uint64) bool {
 		sq.abandoned[seq] = func() { c.revokeAbandoned(g) }
 	}
 	d.mu.Unlock()
-	c.grants.abandon(g)
+	c.grants.add(g) // live until revoked: its region cannot be deregistered before
 	return true
 }
 
@@ -274,16 +267,17 @@ func (c *Conn) revokeAbandoned(g *Grant) {
 	}
 }
 
-// abandon keeps g, whose bind is still queued, live: its window and
-// registration stay until it is revoked or its connection closes, and
-// its region cannot be deregistered before (grants.mu held).
-func (s *grantSet) abandon(g *Grant) {
+// add makes g one of the connection's live grants, bound or with its
+// bind still queued (abandonBind): its window and registration stay until
+// it is revoked or its connection closes, and its region cannot be
+// deregistered before (grants.mu held).
+func (s *grantSet) add(g *Grant) {
 	if s.live == nil {
 		s.live = make(map[*Grant]struct{})
 	}
 	s.live[g] = struct{}{}
 	g.live = true
-	s.bound++ // its revocation is counted too
+	s.bound++
 	g.mr.grants.Add(1)
 	g.leak = leak.Track("conn.Grant")
 }

@@ -24,7 +24,6 @@ import (
 	"github.com/gorpma/rpma/internal/rdmatest"
 	"github.com/gorpma/rpma/internal/rdmatest/fixture"
 	"github.com/gorpma/rpma/mr"
-	"github.com/gorpma/rpma/peer"
 	"github.com/gorpma/rpma/rpma"
 	"github.com/gorpma/rpma/session"
 )
@@ -166,21 +165,12 @@ func TestIntegrationFloodOfRequests(t *testing.T) {
 // floodClient is the flood's client process: it prints "waiting" when
 // every request but floodCap has its outcome, then "result {json}".
 func floodClient() int {
-	fail := func(err error) int {
-		fmt.Fprintln(os.Stderr, err)
-		return 1
-	}
 	ip, port := os.Getenv(rdmatest.EnvIP), os.Getenv("RPMA_FLOOD_PORT")
-	dev, err := peer.DeviceForAddress(ip, rpma.IbvContextLocal)
+	p, closePeer, err := helperPeer(ip)
 	if err != nil {
-		return fail(err)
+		return helperFail(err)
 	}
-	defer dev.Close()
-	p, err := peer.New(dev)
-	if err != nil {
-		return fail(err)
-	}
-	defer p.Close()
+	defer closePeer()
 	cfg := conn.DefaultConfig()
 	cfg.CQSize, cfg.SQSize, cfg.RQSize = 2, 1, 1
 
@@ -251,7 +241,7 @@ func floodClient() int {
 	}
 	b, err := json.Marshal(res)
 	if err != nil {
-		return fail(err)
+		return helperFail(err)
 	}
 	fmt.Println("result " + string(b))
 	return 0

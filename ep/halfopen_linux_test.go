@@ -23,7 +23,6 @@ import (
 	"github.com/gorpma/rpma/ep"
 	"github.com/gorpma/rpma/internal/leak"
 	"github.com/gorpma/rpma/internal/rdmatest"
-	"github.com/gorpma/rpma/peer"
 	"github.com/gorpma/rpma/rpma"
 )
 
@@ -198,25 +197,16 @@ func TestIntegrationHalfOpenHandshakes(t *testing.T) {
 // one's first event and prints "result {event: count}"; it closes them
 // and exits when its stdin ends.
 func halfOpenClient() int {
-	fail := func(err error) int {
-		fmt.Fprintln(os.Stderr, err)
-		return 1
-	}
 	ip, port := os.Getenv(rdmatest.EnvIP), os.Getenv("RPMA_HALFOPEN_PORT")
 	n, err := strconv.Atoi(os.Getenv("RPMA_HALFOPEN_CLIENTS"))
 	if err != nil {
-		return fail(err)
+		return helperFail(err)
 	}
-	dev, err := peer.DeviceForAddress(ip, rpma.IbvContextLocal)
+	p, closePeer, err := helperPeer(ip)
 	if err != nil {
-		return fail(err)
+		return helperFail(err)
 	}
-	defer dev.Close()
-	p, err := peer.New(dev)
-	if err != nil {
-		return fail(err)
-	}
-	defer p.Close()
+	defer closePeer()
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	cfg := &conn.Config{CQSize: 2, SQSize: 1, RQSize: 1}
@@ -229,11 +219,11 @@ func halfOpenClient() int {
 	for range n {
 		req, err := conn.NewRequest(ctx, p, ip, port, cfg)
 		if err != nil {
-			return fail(err)
+			return helperFail(err)
 		}
 		c, err := req.Connect(nil)
 		if err != nil {
-			return fail(err)
+			return helperFail(err)
 		}
 		conns = append(conns, c)
 	}
@@ -259,7 +249,7 @@ func halfOpenClient() int {
 		}
 		b, err := json.Marshal(events)
 		if err != nil {
-			return fail(err)
+			return helperFail(err)
 		}
 		fmt.Println("result " + string(b))
 	}

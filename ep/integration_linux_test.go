@@ -4,6 +4,7 @@ package ep_test
 
 import (
 	"context"
+	"fmt"
 	"net/netip"
 	"os"
 	"os/exec"
@@ -32,6 +33,26 @@ func testCtx(t *testing.T) context.Context {
 	ctx, cancel := context.WithTimeout(context.Background(), waitBound)
 	t.Cleanup(cancel)
 	return ctx
+}
+
+// helperPeer opens, in a test's second process, the device of ip and a
+// peer on it; closePeer closes both.
+func helperPeer(ip string) (p *peer.Peer, closePeer func(), err error) {
+	dev, err := peer.DeviceForAddress(ip, rpma.IbvContextLocal)
+	if err != nil {
+		return nil, nil, err
+	}
+	if p, err = peer.New(dev); err != nil {
+		dev.Close()
+		return nil, nil, err
+	}
+	return p, func() { p.Close(); dev.Close() }, nil
+}
+
+// helperFail reports err on stderr; it returns a helper's failure status.
+func helperFail(err error) int {
+	fmt.Fprintln(os.Stderr, err)
+	return 1
 }
 
 // newPeer is a peer on the test device and the test address.

@@ -193,6 +193,7 @@ func createQueues(op string, p *Peer, id *ibv.CMID, prm *ConnParams, ev *connEve
 	q.sq = newWorkQueue(prm.SQSize, q.cq, q.state, errSQFull)
 	q.cq.sq = q.sq
 	q.cq.budget.reserved += int64(prm.probeSlots()) // the probe's completion
+	q.cq.budget.setLimits()
 	switch {
 	case q.srq == nil:
 		q.rq = newWorkQueue(prm.RQSize, recvCQ, q.state, errRQFull)
@@ -200,6 +201,7 @@ func createQueues(op string, p *Peer, id *ibv.CMID, prm *ConnParams, ev *connEve
 	case q.srq.rcq == nil:
 		recvCQ.srq = q.srq.tbl
 		recvCQ.budget.reserved = int64(q.srq.size) // checkSRQRoom made room
+		recvCQ.budget.setLimits()
 	}
 	ends := &endFlush{qp: q.qp}
 	q.cq.ev, q.cq.ends = ev, ends

@@ -126,6 +126,7 @@ func newCQ(op string, ctx *ibv.Context, dl *dataLock, cqe int, shared *ibv.CompC
 	q.fd = q.ch.FD()
 	q.size = cq.CQE()
 	q.budget.capacity = int64(q.size)
+	q.budget.setLimits()
 	if err := q.setStash(q.size); err != nil {
 		cq.Destroy()
 		q.destroyChannel()
@@ -692,6 +693,7 @@ func (q *CQ) Resize(n int) error {
 	}
 	q.size = q.cq.CQE()
 	b.capacity = int64(q.size)
+	b.setLimits()
 	if len(q.stash) < q.size {
 		if err := q.setStash(q.size); err != nil {
 			return provider(op, err)

@@ -56,6 +56,10 @@ type cqBudget struct {
 	used     int64
 	reserved int64 // entries kept for receives no post can account for (an SRQ's)
 	high     int64 // the most used ever (rpma.CQStats.HighWater)
+	// fast is min(high, capacity-reserved): up to it a reservation fits
+	// and moves no high-water mark, so workQueue.tryReserve needs one
+	// comparison for both (setLimits keeps it).
+	fast int64
 }
 
 // fits reports whether n more entries fit (b may be nil: no CQ to guard).
@@ -66,8 +70,16 @@ func (b *cqBudget) fits(n int64) bool {
 func (b *cqBudget) take(n int64) {
 	if b != nil {
 		b.used += n
-		b.high = max(b.high, b.used)
+		if b.used > b.high {
+			b.high = b.used
+			b.setLimits()
+		}
 	}
+}
+
+// setLimits recomputes fast after high, capacity or reserved changed.
+func (b *cqBudget) setLimits() {
+	b.fast = min(b.high, b.capacity-b.reserved)
 }
 
 func (b *cqBudget) release(n int64) {
@@ -204,22 +216,18 @@ func (q *workQueue) reserve(n uint64) (uint64, error) {
 }
 
 // tryReserve is reserve's fast path, small enough to inline into a post:
-// it takes n slots when they fit plainly, and reports false, taking
-// nothing, when the queue or its CQ looks full.
+// it takes n slots when the queue and its CQ stay within their high-water
+// marks, and reports false, taking nothing, otherwise. The marks never
+// exceed the limits (q.high <= q.depth, b.fast <= what the CQ can take),
+// so within them everything fits and no mark moves; a reservation beyond
+// one (a new mark, or a full queue) is reserveFull's.
 func (q *workQueue) tryReserve(n uint64) (uint64, bool) {
 	s, b := q.posted, q.budget
-	o := s - q.retired + n
-	if o > q.depth || b == nil || b.used+int64(n) > b.capacity-b.reserved {
+	if s-q.retired+n > q.high || b == nil || b.used+int64(n) > b.fast {
 		return 0, false
 	}
 	q.posted = s + n
-	if o > q.high { // a branch, not a CMOV and a store: a new mark is rare
-		q.high = o
-	}
 	b.used += int64(n)
-	if b.used > b.high {
-		b.high = b.used
-	}
 	return s, true
 }
 
@@ -239,7 +247,11 @@ func (q *workQueue) reserveFull(n uint64) (uint64, error) {
 	}
 	s := q.posted
 	q.posted += n
-	q.high = max(q.high, q.posted-q.retired)
+	used := q.posted - q.retired
+	if q.probing {
+		used-- // the probe's slot is beyond depth: q.high must not count it
+	}
+	q.high = max(q.high, used)
 	q.budget.take(int64(n))
 	return s, nil
 }

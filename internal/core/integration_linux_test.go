@@ -762,7 +762,7 @@ func TestIntegrationAckTimeout(t *testing.T) {
 
 // TestIntegrationBusyPollYields: a goroutine that busy-polls (posts and
 // polls until its completion is there, or polls an empty CQ) yields once per
-// yieldCounts of the counter: never more often, and in at least a tenth
+// yieldPeriod (yieldCounts of the counter): never more often, and in at least a tenth
 // of the periods it ran through (a yield itself may wait for a thread for
 // longer than a period on a loaded host: make test's vm-6.12 tier saw 17
 // of 40 while posting, 36 polling); with yielding off (the negative
@@ -782,6 +782,7 @@ func TestIntegrationBusyPollYields(t *testing.T) {
 	// vCPU, so the periods are counted to the loop's actual end.
 	busy := func(posting bool) (int, int) {
 		yields = 0
+		yieldCounts := yieldCounts.Load()
 		start := tsc.Read()
 		client.dl.lastYield = start
 		for end := start + periods*yieldCounts; tsc.Read() < end; {

@@ -1,6 +1,9 @@
 package core
 
 import (
+	"sync/atomic"
+	"time"
+
 	"github.com/gorpma/rpma/internal/tsc"
 )
 
@@ -18,20 +21,60 @@ import (
 // preemption signals, 267-576 sleeps and about 500 clock reads of the
 // monitor, and the poller preempted by it 66 times.
 //
-// So the data path yields itself, once every yieldCounts counts of
-// tsc.Read per connection, after a post or an empty poll and outside the
-// data lock: the goroutine has then always been scheduled within the last
+// So the data path yields itself, once every yieldPeriod of wall-clock
+// time per connection, after a post or an empty poll and outside the data
+// lock: the goroutine has then always been scheduled within the last
 // 10 ms and is never preempted. A wait that goes past its fast path
 // (CQ.Wait, Conn.Wait) restarts the clock: the goroutine was scheduled
-// there. tsc.Read counts CPU cycles on amd64 (4 million is 0.8-4 ms at
-// 1-5 GHz) and ns elsewhere (4 ms). A yield is one trip through the
-// scheduler on the goroutine's own P and thread (goyield, goyield.go). It
-// used to be runtime.Gosched, which also wakes a second thread when a P
-// is idle (its wakep): with that, the yields took 5-15% of a busy
-// poller's CPU samples on the 6.1 TCG guest, half of it the wake-up
-// (doc/notes/performance-lab-notes.md, "A profile of the busy path on
-// 6.1 (2026-12-03)" and "A yield that wakes no thread (2026-12-04)").
-const yieldCounts = 4_000_000
+// there. The clock is tsc.Read, which counts CPU cycles on amd64 and ns
+// elsewhere; yieldCounts is the period in its counts (yieldClock). A
+// yield is one trip through the scheduler on the goroutine's own P and
+// thread (goyield, goyield.go). It used to be runtime.Gosched, which also
+// wakes a second thread when a P is idle (its wakep): with that, the
+// yields took 5-15% of a busy poller's CPU samples on the 6.1 TCG guest,
+// half of it the wake-up (doc/notes/performance-lab-notes.md, "A profile
+// of the busy path on 6.1 (2026-12-03)" and "A yield that wakes no
+// thread (2026-12-04)").
+//
+// The period, 1.5 ms, is what 4 million TSC counts were on the 2.6 GHz
+// guest where it was tuned (the A/Bs of 4, 8 and 16 million counts and of
+// no yield in the lab notes, "The period again (2026-12-04)"); as a time,
+// the share of operations that pay a yield is the same at any counter
+// rate, and it stays under sysmon's 10 ms on any CPU.
+const yieldPeriod = 1500 * time.Microsecond
+
+// yieldGuess is yieldCounts before the counter's rate is known: 1.5 ms at
+// 2.6 GHz.
+const yieldGuess = 4_000_000
+
+// yieldCounts is yieldPeriod in counts of tsc.Read, read on the data path
+// and set at each yield (yieldClock.measure).
+var yieldCounts atomic.Uint64
+
+// yieldClock measures tsc.Read's rate against the wall clock from when
+// the package was loaded: at a yield, a millisecond or more later, the
+// rate is good to a fraction of a percent, and it only gets better.
+var yieldClock = struct {
+	wall  time.Time
+	count uint64
+}{time.Now(), tsc.Read()}
+
+func init() { yieldCounts.Store(yieldGuess) }
+
+// yieldMeasure is measureYield; a test of the yield clock's counting
+// replaces it, to count against a fixed yieldCounts.
+var yieldMeasure = measureYield
+
+// measureYield sets yieldCounts from the counter's rate up to now. It
+// costs a clock read, a counter read and a division, once per yield.
+func measureYield() {
+	now, ns := tsc.Read(), time.Since(yieldClock.wall)
+	if ns < 10*time.Millisecond || now <= yieldClock.count {
+		return // too short to tell, or a counter read on another CPU, behind
+	}
+	counts := float64(now-yieldClock.count) / float64(ns) * float64(yieldPeriod)
+	yieldCounts.Store(max(uint64(counts), 1))
+}
 
 // yieldOff, set by SetYielding(false), turns the yields off. For
 // benchmarks only.
@@ -46,7 +89,7 @@ func SetYielding(on bool) { yieldOff = !on }
 
 // unlockAfterCrossing unlocks d after a post or a poll that crossed into
 // C, and yields the calling goroutine when the connection's last yield is
-// yieldCounts or more ago.
+// yieldPeriod or more ago.
 func (d *dataLock) unlockAfterCrossing() {
 	due := d.yieldDue(tsc.Read())
 	d.mu.Unlock()
@@ -73,10 +116,11 @@ var gosched = goyield
 // yieldDue (d.mu held) reports whether a goroutine that crossed at now
 // should yield, and if so counts the yield from now.
 func (d *dataLock) yieldDue(now uint64) bool {
-	if yieldOff || now-d.lastYield < yieldCounts {
+	if yieldOff || now-d.lastYield < yieldCounts.Load() {
 		return false
 	}
 	d.lastYield = now
 	d.stats.yields++
+	yieldMeasure()
 	return true
 }

@@ -2,6 +2,9 @@ package core
 
 import (
 	"testing"
+	"time"
+
+	"github.com/gorpma/rpma/internal/tsc"
 
 	"github.com/stretchr/testify/require"
 )
@@ -9,6 +12,10 @@ import (
 // The yield clock: due at the first crossing, then once per yieldCounts;
 // off when SetYielding(false).
 func TestYieldDue(t *testing.T) {
+	measure := yieldMeasure
+	yieldMeasure = func() {}
+	defer func() { yieldMeasure = measure }()
+	yieldCounts := yieldCounts.Load()
 	var d dataLock
 	start := uint64(1) << 40
 	require.True(t, d.yieldDue(start), "the first crossing yields")
@@ -39,4 +46,21 @@ func TestYieldDue(t *testing.T) {
 	for now := start; now < start+5*yieldCounts; now += yieldCounts / 2 {
 		require.False(t, off.yieldDue(now))
 	}
+}
+
+// The yield's period is a time: measured against the wall clock, the
+// counts of tsc.Read it takes come to yieldPeriod, whatever the counter's
+// rate (the guess, 4 million, is 1.5 ms only at 2.6 GHz, this host's
+// rate: the test starts from 1 count instead).
+func TestYieldPeriodIsWallClock(t *testing.T) {
+	time.Sleep(20 * time.Millisecond) // the package's clock needs 10 ms
+	var c tsc.Clock
+	c.Start()
+	time.Sleep(30 * time.Millisecond)
+	yieldCounts.Store(1) // far from any rate's: measureYield must set it
+	measureYield()
+	c.Stop()
+	got := c.Duration(yieldCounts.Load())
+	t.Logf("yieldCounts %d: %v", yieldCounts.Load(), got)
+	require.InDelta(t, float64(yieldPeriod), float64(got), float64(yieldPeriod)/4)
 }

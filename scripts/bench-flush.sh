@@ -18,7 +18,9 @@ root=$PWD
 if [ "${1:-}" = guest ]; then
 	out=$2 n=${BENCH_ITERS:-1000} rounds=${BENCH_ROUNDS:-9}
 	for r in $(seq 1 "$rounds"); do
-		for flavour in emulated native; do
+		order="emulated native" # rotated: neither flavour always runs first
+		((r % 2 == 0)) && order="native emulated"
+		for flavour in $order; do
 			echo "round $r $flavour" >>"$out/$flavour.txt"
 			"$out/conn-$flavour.test" -test.run '^$' -test.bench 'BenchmarkOps/(Flush|WriteThenFlush64|WriteAndFlush64)$' \
 				-test.benchtime "${n}x" -test.count 1 >>"$out/$flavour.txt" 2>>"$out/$flavour.err"

@@ -11,8 +11,9 @@
 # the host's load (each round: Go's plain loops for the means, Go's stamped
 # loops for the per-operation percentiles, both again without the data
 # path's yield (RPMA_BENCH_YIELD=0, into go-noyield.txt: the yield's own
-# table), then rpma_lat; a "# round N" line before each round's output
-# pairs them in the tables); perftest runs
+# table), and rpma_lat, in an order rotated from round to round; a
+# "# round N" line before each round's output pairs them in the tables);
+# perftest runs
 # once per test, its server started first and its client retried until
 # the server listens.
 #
@@ -68,33 +69,52 @@ guest() {
 		echo "Go: atomic write: $aw; flush: $fl"
 	} >>"$out/meta.txt"
 	local r rc bre budget=${BENCH_ROUND_BUDGET:-240}
+	# round_step STEP runs one program of round r (its output appended to
+	# the round's files).
+	round_step() {
+		case $1 in
+		go)
+			timeout -k 5 300 "${pingo[@]}" env RPMA_BENCH_WARMUP="$w" "$bin/conn.test" -test.run '^$' -test.bench '^(BenchmarkOps|BenchmarkPostUnsignaled|BenchmarkCrossing)$' \
+				-test.benchtime "${n}x" -test.count 1 >>"$out/go.txt" 2>>"$out/go.err"
+			rc=$?
+			[ $rc -eq 0 ] || echo "go benchmarks, round $r: exit status $rc" | tee -a "$out/errors.txt" >&2
+			;;
+		go-stamped)
+			timeout -k 5 300 "${pingo[@]}" env RPMA_BENCH_WARMUP="$w" "$bin/conn.test" -test.run '^$' -test.bench '^BenchmarkOpsStamped$' \
+				-test.benchtime "${n}x" -test.count 1 >>"$out/go.txt" 2>>"$out/go.err"
+			rc=$?
+			[ $rc -eq 0 ] || echo "go stamped benchmarks, round $r: exit status $rc" | tee -a "$out/errors.txt" >&2
+			;;
+		go-noyield)
+			for bre in '^(BenchmarkOps|BenchmarkPostUnsignaled)$' '^BenchmarkOpsStamped$'; do
+				timeout -k 5 300 "${pingo[@]}" env RPMA_BENCH_WARMUP="$w" RPMA_BENCH_YIELD=0 "$bin/conn.test" -test.run '^$' -test.bench "$bre" \
+					-test.benchtime "${n}x" -test.count 1 >>"$out/go-noyield.txt" 2>>"$out/go.err"
+				rc=$?
+				[ $rc -eq 0 ] || echo "go benchmarks without the yield ($bre), round $r: exit status $rc" | tee -a "$out/errors.txt" >&2
+			done
+			;;
+		c)
+			timeout -k 5 300 "${pin[@]}" "$bin/rpma_lat" -n "$n" -w "$w" -t 290 -p $((7300 + r)) "$ip" >>"$out/c.txt" 2>>"$out/c.err"
+			rc=$?
+			[ $rc -eq 0 ] || echo "rpma_lat, round $r: exit status $rc" | tee -a "$out/errors.txt" >&2
+			;;
+		esac
+	}
 	for r in $(seq 1 "$rounds"); do
 		if [ "$r" -gt 1 ] && [ "$SECONDS" -gt "$budget" ]; then
 			echo "rounds: $((r - 1)) of $rounds (the rest skipped: over the ${budget}s budget)" >>"$out/meta.txt"
 			break
 		fi
 		echo "# round $r" | tee -a "$out/go.txt" "$out/go-noyield.txt" >>"$out/c.txt"
-		mark "round $r: go"
-		timeout -k 5 300 "${pingo[@]}" env RPMA_BENCH_WARMUP="$w" "$bin/conn.test" -test.run '^$' -test.bench '^(BenchmarkOps|BenchmarkPostUnsignaled|BenchmarkCrossing)$' \
-			-test.benchtime "${n}x" -test.count 1 >>"$out/go.txt" 2>>"$out/go.err"
-		rc=$?
-		[ $rc -eq 0 ] || echo "go benchmarks, round $r: exit status $rc" | tee -a "$out/errors.txt" >&2
-		mark "round $r: go, stamped"
-		timeout -k 5 300 "${pingo[@]}" env RPMA_BENCH_WARMUP="$w" "$bin/conn.test" -test.run '^$' -test.bench '^BenchmarkOpsStamped$' \
-			-test.benchtime "${n}x" -test.count 1 >>"$out/go.txt" 2>>"$out/go.err"
-		rc=$?
-		[ $rc -eq 0 ] || echo "go stamped benchmarks, round $r: exit status $rc" | tee -a "$out/errors.txt" >&2
-		mark "round $r: go without its yield"
-		for bre in '^(BenchmarkOps|BenchmarkPostUnsignaled)$' '^BenchmarkOpsStamped$'; do
-			timeout -k 5 300 "${pingo[@]}" env RPMA_BENCH_WARMUP="$w" RPMA_BENCH_YIELD=0 "$bin/conn.test" -test.run '^$' -test.bench "$bre" \
-				-test.benchtime "${n}x" -test.count 1 >>"$out/go-noyield.txt" 2>>"$out/go.err"
-			rc=$?
-			[ $rc -eq 0 ] || echo "go benchmarks without the yield ($bre), round $r: exit status $rc" | tee -a "$out/errors.txt" >&2
+		# The programs run in a rotated order, one step further each
+		# round, so that none always runs first (on a cold cache) or
+		# right after another's teardown.
+		local steps=(go go-stamped go-noyield c) i step
+		for i in 0 1 2 3; do
+			step=${steps[$(((r + i) % 4))]}
+			mark "round $r: $step"
+			round_step "$step"
 		done
-		mark "round $r: rpma_lat"
-		timeout -k 5 300 "${pin[@]}" "$bin/rpma_lat" -n "$n" -w "$w" -t 290 -p $((7300 + r)) "$ip" >>"$out/c.txt" 2>>"$out/c.err"
-		rc=$?
-		[ $rc -eq 0 ] || echo "rpma_lat, round $r: exit status $rc" | tee -a "$out/errors.txt" >&2
 	done
 	# perftest reports TSC cycles (-C): its own estimate of the CPU's
 	# frequency fails or wanders under TCG (it then prints inf); the

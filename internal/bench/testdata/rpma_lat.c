@@ -335,6 +335,18 @@ static int cmp_u64(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
+/*
+ * nearest_rank returns the index, among n sorted values, of their
+ * permille-th per-mille by the nearest-rank method: the
+ * ceil(n * permille / 1000)-th smallest (conn/bench_linux_test.go's
+ * nearestRank is the same).
+ */
+static uint64_t nearest_rank(uint64_t n, uint64_t permille)
+{
+	uint64_t r = (n * permille + 999) / 1000;
+	return r ? r - 1 : 0;
+}
+
 typedef void (*op_fn)(struct env *, uint64_t);
 
 /* bench runs op warmup times, then iters times with a clock read after each. */
@@ -361,9 +373,9 @@ static void bench(struct env *e, const char *name, op_fn op, uint64_t iters, uin
 	qsort(d, iters, sizeof(d[0]), cmp_u64);
 	double mean = (double)(t1 - t0) / (double)iters;
 	double scale = ts[iters] > ts[0] ? (double)(t1 - t0) / (double)(ts[iters] - ts[0]) : 1.0;
-	uint64_t p99 = (iters * 99 + 99) / 100; /* ceil(0.99 * iters), 1-based */
-	printf("%s\t%8" PRIu64 "\t%12.0f ns/op\t%10.0f p50-ns\t%10.0f p99-ns\n", name, iters,
-	       mean, (double)d[(iters - 1) / 2] * scale, (double)d[p99 - 1] * scale);
+	printf("%s\t%8" PRIu64 "\t%12.0f ns/op\t%10.0f p50-ns\t%10.0f p99-ns\t%10.0f p999-ns\n", name, iters,
+	       mean, (double)d[nearest_rank(iters, 500)] * scale, (double)d[nearest_rank(iters, 990)] * scale,
+	       (double)d[nearest_rank(iters, 999)] * scale);
 	fflush(stdout);
 }
 

@@ -30,12 +30,12 @@ import (
 )
 
 // envBenchYield=0 turns the data path's periodic yield off
-// (core.SetYielding), so that one binary measures both
+// (core.Tuning.NoYield), so that one binary measures both
 // (scripts/bench-sched.sh).
 const envBenchYield = "RPMA_BENCH_YIELD"
 
-// envBenchGate=0 keeps the completion channels watched once a wait parked
-// (core.SetGating), so that one binary measures both.
+// envBenchGate=0 keeps the completion channels watched from their
+// creation (core.Tuning.NoGate), so that one binary measures both.
 const envBenchGate = "RPMA_BENCH_GATE"
 
 // envBenchWarmup=N runs each row's operation N times before its timed
@@ -57,13 +57,26 @@ func benchWarmup(tb testing.TB) int {
 	return n
 }
 
-func init() {
-	if os.Getenv(envBenchYield) == "0" {
-		core.SetYielding(false)
+// benchTuning is the tuning the environment asks the benchmarks' peers
+// for (envBenchYield, envBenchGate, envBenchReap).
+func benchTuning() core.Tuning {
+	return core.Tuning{
+		NoYield: os.Getenv(envBenchYield) == "0",
+		NoGate:  os.Getenv(envBenchGate) == "0",
+		NoReap:  os.Getenv(envBenchReap) == "0",
 	}
-	if os.Getenv(envBenchGate) == "0" {
-		core.SetGating(false)
-	}
+}
+
+// newBenchPeer is a peer on dev with benchTuning's settings, plus the
+// emulated atomic write when emulateAtomicWrite.
+func newBenchPeer(tb testing.TB, dev *peer.Device, emulateAtomicWrite bool) *peer.Peer {
+	tb.Helper()
+	p, err := peer.New(dev)
+	require.NoError(tb, err)
+	t := benchTuning()
+	t.EmulateAtomicWrite = emulateAtomicWrite
+	(*core.Peer)(p).SetTuning(t)
+	return p
 }
 
 // benchEnv is a connected pair with registered memory on both sides.
@@ -89,11 +102,17 @@ const benchUsage = mr.UsageReadSrc | mr.UsageReadDst | mr.UsageWriteSrc | mr.Usa
 // benchmark) closes it all when it ends; tb fails on an error.
 func newBenchPair(tb, owner testing.TB, half int, cfg *conn.Config) *benchEnv {
 	tb.Helper()
+	return newTunedBenchPair(tb, owner, half, cfg, false)
+}
+
+// newTunedBenchPair is newBenchPair, with the emulated atomic write when
+// emulateAtomicWrite.
+func newTunedBenchPair(tb, owner testing.TB, half int, cfg *conn.Config, emulateAtomicWrite bool) *benchEnv {
+	tb.Helper()
 	ip := rdmatest.IP(tb)
 	dev, err := peer.DeviceForAddress(ip, rpma.IbvContextLocal)
 	require.NoError(tb, err)
-	p, err := peer.New(dev)
-	require.NoError(tb, err)
+	p := newBenchPeer(tb, dev, emulateAtomicWrite)
 	e, err := ep.Listen(p, ip, "0")
 	require.NoError(tb, err)
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
@@ -397,9 +416,7 @@ func benchOps(b *testing.B) map[string]func(tb testing.TB, i int) {
 	if os.Getenv(envBenchServer) != "" {
 		return ops
 	}
-	was := core.EmulateAtomicWriteForBenchmarks(true)
-	emu := newBenchEnv(b)
-	core.EmulateAtomicWriteForBenchmarks(was)
+	emu := newTunedBenchPair(b, b, 1<<15, nil, true)
 	if emu.client.NativeAtomicWrite() {
 		b.Fatal("the emulated atomic write's connection is native")
 	}

@@ -30,17 +30,11 @@ import (
 // its region in the connection's private data and serves nothing else, so
 // SendRecv64 (which needs a receive posted on the server) must be left out
 // by the -bench pattern. RPMA_BENCH_REAP=0 turns the posts' reaping off
-// (core.SetReaping), so that one binary measures both.
+// (core.Tuning.NoReap, benchTuning), so that one binary measures both.
 const (
 	envBenchServer = "RPMA_BENCH_SERVER"
 	envBenchReap   = "RPMA_BENCH_REAP"
 )
-
-func init() {
-	if os.Getenv(envBenchReap) == "0" {
-		core.SetReaping(false)
-	}
-}
 
 // newOpsEnv is BenchmarkOps' environment: the remote one when
 // RPMA_BENCH_SERVER names a server, else newBenchEnv's loopback pair.
@@ -63,8 +57,7 @@ func newRemoteBenchEnv(tb testing.TB, addr string) *benchEnv {
 	ip := rdmatest.IP(tb)
 	dev, err := peer.DeviceForAddress(ip, rpma.IbvContextLocal)
 	require.NoError(tb, err)
-	p, err := peer.New(dev)
-	require.NoError(tb, err)
+	p := newBenchPeer(tb, dev, false)
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	req, err := conn.NewRequest(ctx, p, host, port, nil)

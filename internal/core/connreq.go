@@ -117,10 +117,10 @@ func createQueues(op string, p *Peer, id *ibv.CMID, prm *ConnParams, ev *connEve
 		return queues{}, err
 	}
 	var err error
-	q.dl = &dataLock{}
+	q.dl = &dataLock{tune: p.tune}
 	var sharedCh *ibv.CompChannel
 	if prm.SharedCompChannel {
-		if q.shared, err = newSharedChannel(op, p.ctx, ev); err != nil {
+		if q.shared, err = newSharedChannel(op, p.ctx, ev, p.tune); err != nil {
 			return fail(err)
 		}
 		sharedCh = q.shared.ch

@@ -49,6 +49,7 @@ type CQ struct {
 	ownCh  bool    // ch is the CQ's own (else the shared one)
 	w      *waiter // nil when the channel is shared (the connection waits)
 	shared bool
+	noReap bool // Tuning.NoReap: posts do not reap
 	fd     int
 	size   int
 	maxCQE int // the device's limit, for Resize
@@ -99,13 +100,13 @@ type CQ struct {
 // waits also watch the fds in watch (the connection's event channel and
 // its eventfd).
 func newCQ(op string, ctx *ibv.Context, dl *dataLock, cqe int, shared *ibv.CompChannel, watch ...int) (*CQ, error) {
-	q := &CQ{dl: dl, ch: shared, shared: shared != nil}
+	q := &CQ{dl: dl, ch: shared, shared: shared != nil, noReap: dl.tune.NoReap}
 	if shared == nil {
 		ch, err := ctx.CreateCompChannel()
 		if err != nil {
 			return nil, provider(op, err)
 		}
-		w, err := newEpollWaiter("ibv_comp_channel", ch.FD(), watch...)
+		w, err := newEpollWaiter("ibv_comp_channel", !dl.tune.NoGate, ch.FD(), watch...)
 		if err != nil {
 			ch.Destroy()
 			return nil, provider(op, err)
@@ -486,18 +487,14 @@ func (q *CQ) accept(got int) int {
 // post returns) the one just posted is there, and GetWC then returns it
 // without a crossing; where they come later (a wire, hardware) the reap
 // finds nothing, so after reapIdleMax empty reaps in a row only every
-// reapEvery-th post reaps, until a reap finds something again.
-const (
-	reapIdleMax = 4
-	reapEvery   = 32
-	reapMax     = 16
-)
+// reapEvery-th post reaps, until a reap finds something again (the
+// thresholds: tuning.go).
 
 // reapRoom returns how many completions a post should reap (dl held).
 func (q *CQ) reapRoom() int {
 	q.reapPosts++
 	room := len(q.stash) - q.n
-	if room == 0 || reapOff {
+	if room == 0 || q.noReap {
 		return 0
 	}
 	if idle := q.reapIdle; idle >= reapIdleMax && (idle-reapIdleMax)%reapEvery != reapEvery-1 {

@@ -29,6 +29,7 @@ package core
 type gate struct {
 	fd       int  // the gated fd (the completion channel's); -1: no gate
 	armed    bool // fd is an item of the waiter's epoll instance
+	fixed    bool // armed for good: the gating is off (Tuning.NoGate)
 	unparked int  // events read since the last park
 	// The arming and disarming calls, made through the waiter's RawConn
 	// (which keeps the epoll fd open meanwhile), prebuilt so that they
@@ -37,23 +38,8 @@ type gate struct {
 	err             error
 }
 
-// gateIdleMax is how many events in a row a gate lets be read without a
-// park before it disarms.
-const gateIdleMax = 4
-
 // noGate is the gate of a waiter whose fd is not an epoll instance.
 var noGate = gate{fd: -1}
-
-// gating is whether gates remove their fd at all (SetGating).
-var gating = true
-
-// SetGating turns the gating of completion channels (gate.go) on, the
-// default, or off (each channel is watched from its waiter's creation on,
-// as before gating), for every CQ of the process. It is for benchmarks
-// only: conn's benchmarks measure the same binary with and without it
-// (RPMA_BENCH_GATE=0). It is not synchronized: call it before any
-// connection exists.
-func SetGating(on bool) { gating = on }
 
 // gateArm arms w's gate before a park and restarts the count of events
 // read without one, so that the event the park itself reads cannot
@@ -80,7 +66,7 @@ func (w *waiter) gateArm() error {
 // disarm leaves the gate armed, which only costs the wake-ups.
 func (w *waiter) gateEventRead() {
 	g := &w.gate
-	if g.fd < 0 || !g.armed || !gating {
+	if g.fd < 0 || !g.armed || g.fixed {
 		return
 	}
 	if g.unparked++; g.unparked < gateIdleMax {

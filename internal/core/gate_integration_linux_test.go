@@ -86,8 +86,14 @@ func TestIntegrationCompletionGate(t *testing.T) {
 	require.False(t, watched(), "after %d events read without a park the channel leaves the epoll", gateIdleMax)
 	parkedWait(2)
 
-	gating = false
-	defer func() { gating = true }()
+	// The control: a connection of a peer whose tuning turns the gating
+	// off watches its channel from the start and after events read
+	// without a park.
+	p2, _ := testPeer(t)
+	p2.SetTuning(Tuning{NoGate: true})
+	client, _ = testPair(t, p2, ip, nil)
+	q = client.CQ()
+	require.True(t, watched(), "control: with gating off a new CQ's channel is watched")
 	readWithoutPark()
 	require.True(t, watched(), "control: with gating off the channel stays watched")
 }

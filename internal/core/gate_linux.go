@@ -14,7 +14,7 @@ import (
 // already an item of w's epoll instance.
 func (w *waiter) initGate(fd int, watched bool) {
 	g := &w.gate
-	g.fd, g.armed = fd, watched
+	g.fd, g.armed, g.fixed = fd, watched, watched
 	ev := unix.EpollEvent{Events: unix.EPOLLIN, Fd: int32(fd)}
 	g.armFn = func(epfd uintptr) {
 		g.err = orInjected(ibv.GoSiteEpollArm, func() error { return unix.EpollCtl(int(epfd), unix.EPOLL_CTL_ADD, fd, &ev) })

@@ -809,8 +809,9 @@ func TestIntegrationBusyPollYields(t *testing.T) {
 		require.LessOrEqual(t, n, passed, "at most one yield per period")
 		require.GreaterOrEqual(t, n, periods/10, "yields period after period")
 	}
-	SetYielding(false)
-	defer SetYielding(true)
+	client.dl.mu.Lock()
+	client.dl.tune.NoYield = true // as Peer.SetTuning would have made it
+	client.dl.mu.Unlock()
 	for _, posting := range []bool{true, false} {
 		n, _ := busy(posting)
 		require.Zero(t, n, "yielding off: no yield")

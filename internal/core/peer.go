@@ -24,7 +24,8 @@ type Peer struct {
 	nativeFlush       bool
 	odp               bool
 	iwarp             bool
-	atomicCap         int // ibv.AtomicNone, AtomicHCA or AtomicGlob
+	atomicCap         int    // ibv.AtomicNone, AtomicHCA or AtomicGlob
+	tune              Tuning // what it creates copies (SetTuning)
 
 	// children counts the open objects that use the PD or the peer:
 	// endpoints, connection requests, connections, memory regions and
@@ -59,7 +60,7 @@ func NewPeer(dev *Device) (*Peer, error) {
 		dev:               dev,
 		ctx:               dev.ctx,
 		attr:              attr,
-		nativeAtomicWrite: attr.NativeAtomicWrite() && !emulateAtomicWrite.Load(),
+		nativeAtomicWrite: attr.NativeAtomicWrite(),
 		nativeFlush:       attr.NativeFlush() && ibv.HaveWRFlush,
 		odp:               attr.ODP(),
 		atomicCap:         attr.AtomicCap,

@@ -43,6 +43,7 @@ type dataLock struct {
 	mu        sync.Mutex
 	closed    bool   // set by Close, under mu: posts and polls refuse from then on
 	lastYield uint64 // tsc.Read at the connection's last yield (yield.go)
+	tune      Tuning // its peer's, when it was created (tuning.go)
 	stats     dataCounters
 }
 

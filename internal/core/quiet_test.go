@@ -44,7 +44,7 @@ func newQuietWaiter(t *testing.T) (*waiter, *quietTryer) {
 	require.NoError(t, err)
 	watched, err := newEventFD()
 	require.NoError(t, err)
-	w, err := newEpollWaiter("quiet", ch, watched)
+	w, err := newEpollWaiter("quiet", true, ch, watched)
 	require.NoError(t, err)
 	t.Cleanup(func() {
 		w.close()

@@ -26,12 +26,12 @@ const (
 	arrivalRCQ = 1
 )
 
-func newSharedChannel(op string, ctx *ibv.Context, ev *connEvents) (*sharedChannel, error) {
+func newSharedChannel(op string, ctx *ibv.Context, ev *connEvents, tune Tuning) (*sharedChannel, error) {
 	ch, err := ctx.CreateCompChannel()
 	if err != nil {
 		return nil, provider(op, err)
 	}
-	w, err := newEpollWaiter("ibv_comp_channel", ch.FD(), ev.ch.fd, ev.termFD)
+	w, err := newEpollWaiter("ibv_comp_channel", !tune.NoGate, ch.FD(), ev.ch.fd, ev.termFD)
 	if err != nil {
 		ch.Destroy()
 		return nil, provider(op, err)

@@ -312,10 +312,6 @@ func (w *waiter) park(ctx context.Context, broadcast bool, e epoch, t tryer) (tr
 	return tryResult{}, err
 }
 
-// sleepsMax is how many parks in a row must sleep before fastDue skips
-// the fast path.
-const sleepsMax = 4
-
 // fastDue reports whether a completion wait's fast path (an attempt to
 // read an event before parking: one system call) is worth making: not
 // while waits keep sleeping in the park, where completions come after the

@@ -15,7 +15,9 @@ import (
 // channels: a completion channel (gated, set non-blocking but watched only
 // while waits park: gate.go) and the connection's event channel. The
 // waiter owns the epoll fd; the watched fds stay with their C objects.
-func newEpollWaiter(name string, gated int, fds ...int) (*waiter, error) {
+// Without gating (Tuning.NoGate) the completion channel is watched from
+// the start, for good.
+func newEpollWaiter(name string, gating bool, gated int, fds ...int) (*waiter, error) {
 	watched, unwatched := fds, gated
 	if !gating {
 		watched, unwatched = append([]int{gated}, fds...), -1

@@ -5,7 +5,7 @@ package core
 import "github.com/gorpma/rpma/internal/ibv"
 
 // newEpollWaiter is not available on this system.
-func newEpollWaiter(string, int, ...int) (*waiter, error) { return nil, ibv.ErrNotSupported }
+func newEpollWaiter(string, bool, int, ...int) (*waiter, error) { return nil, ibv.ErrNotSupported }
 
 // epollEvent stands for epoll_wait's result item.
 type epollEvent struct{}

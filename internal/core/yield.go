@@ -36,16 +36,9 @@ import (
 // of the busy path on 6.1 (2026-12-03)" and "A yield that wakes no
 // thread (2026-12-04)").
 //
-// The period, 1.5 ms, is what 4 million TSC counts were on the 2.6 GHz
-// guest where it was tuned (the A/Bs of 4, 8 and 16 million counts and of
-// no yield in the lab notes, "The period again (2026-12-04)"); as a time,
+// The period, yieldPeriod, and why it is 1.5 ms: tuning.go. As a time,
 // the share of operations that pay a yield is the same at any counter
 // rate, and it stays under sysmon's 10 ms on any CPU.
-const yieldPeriod = 1500 * time.Microsecond
-
-// yieldGuess is yieldCounts before the counter's rate is known: 1.5 ms at
-// 2.6 GHz.
-const yieldGuess = 4_000_000
 
 // yieldCounts is yieldPeriod in counts of tsc.Read, read on the data path
 // and set at each yield (yieldClock.measure).
@@ -76,17 +69,6 @@ func measureYield() {
 	yieldCounts.Store(max(uint64(counts), 1))
 }
 
-// yieldOff, set by SetYielding(false), turns the yields off. For
-// benchmarks only.
-var yieldOff bool
-
-// SetYielding turns the data path's periodic yield on, the default, or
-// off, for every connection of the process. It is for benchmarks only:
-// conn's benchmarks measure the same binary with and without it
-// (RPMA_BENCH_YIELD=0). It is not synchronized: call it before any
-// connection exists.
-func SetYielding(on bool) { yieldOff = !on }
-
 // unlockAfterCrossing unlocks d after a post or a poll that crossed into
 // C, and yields the calling goroutine when the connection's last yield is
 // yieldPeriod or more ago.
@@ -116,7 +98,7 @@ var gosched = goyield
 // yieldDue (d.mu held) reports whether a goroutine that crossed at now
 // should yield, and if so counts the yield from now.
 func (d *dataLock) yieldDue(now uint64) bool {
-	if yieldOff || now-d.lastYield < yieldCounts.Load() {
+	if d.tune.NoYield || now-d.lastYield < yieldCounts.Load() {
 		return false
 	}
 	d.lastYield = now

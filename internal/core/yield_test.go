@@ -10,7 +10,7 @@ import (
 )
 
 // The yield clock: due at the first crossing, then once per yieldCounts;
-// off when SetYielding(false).
+// off with Tuning.NoYield.
 func TestYieldDue(t *testing.T) {
 	measure := yieldMeasure
 	yieldMeasure = func() {}
@@ -40,9 +40,8 @@ func TestYieldDue(t *testing.T) {
 	require.False(t, w.yieldDue(w.lastYield+yieldCounts-1))
 	require.True(t, w.yieldDue(w.lastYield+yieldCounts))
 
-	SetYielding(false)
-	defer SetYielding(true)
 	var off dataLock
+	off.tune.NoYield = true
 	for now := start; now < start+5*yieldCounts; now += yieldCounts / 2 {
 		require.False(t, off.yieldDue(now))
 	}

@@ -1,0 +1,91 @@
+package core
+
+import "time"
+
+// The data path's tuning: the thresholds of its five adaptive heuristics,
+// each with the reason and the figure that chose it, and the switches that
+// turn four of them off for benchmarks and tests (Tuning). All were chosen
+// on Soft-RoCE under qemu's TCG; where a figure would differ on a NIC, the
+// heuristic backs off by itself (reaping, the fast path) or costs nothing
+// there (the gate, the yield). The figures are in
+// doc/notes/performance-lab-notes.md under the sections named.
+
+// Reaping on post (cq.go, CQ.reapRoom): a post polls its CQ in the same
+// crossing. On 6.1's loopback rxe completes before the post returns, so
+// the reap finds the completion and GetWC needs no crossing; on a wire or
+// a NIC it finds nothing. After reapIdleMax empty reaps in a row only
+// every reapEvery-th post reaps, so that a change back to quick
+// completions is noticed within reapEvery posts; a reap takes at most
+// reapMax completions, the stash's share one post may fill. On the
+// two-node wire ("Two nodes: completions from the wire", 2026-12-02) 180
+// and 200 of 4,400 posts reaped (4.1% and 4.5%), 1 and 7 of those reaps
+// found a completion; the empty reaps add about 2 ns per post on
+// hardware (0.1%).
+const (
+	reapIdleMax = 4
+	reapEvery   = 32
+	reapMax     = 16
+)
+
+// The busy poller's yield (yield.go): every yieldPeriod of wall-clock
+// time per connection, under sysmon's 10 ms preemption. 1.5 ms is what 4
+// million TSC counts were on the 2.6 GHz guest where the period was tuned
+// ("The period again (2026-12-04)": 8 and 16 million counts against 4
+// million, 45 rounds each, differed by less than the host's round-to-round
+// spread; without the yield, Go's p99 was 2-3 times librpma's, "The
+// preemption tail"). yieldGuess is the period in counts until the
+// counter's rate is measured.
+const (
+	yieldPeriod = 1500 * time.Microsecond
+	yieldGuess  = 4_000_000
+)
+
+// The gate (gate.go): a completion channel leaves the waiter's epoll
+// instance after gateIdleMax events in a row were read without a park
+// ("Event mode: completion events and the poller's thread": gated
+// Write64Wait 0.79 of always watched, 11 rounds). Four lets a loop that
+// parks now and then keep its channel watched.
+const gateIdleMax = 4
+
+// The fast path's skip (waiter.go, fastDue): a completion wait first tries
+// to read an event without parking, one system call, except after
+// sleepsMax parks in a row that slept (completions that come after the
+// wait began: a wire, a NIC, rxe on 6.12), where the park's first look
+// does the same work ("Event mode: completion events and the poller's
+// thread": the fast path's read and write, 2.69-2.90 system calls per
+// operation to 1.84-1.88).
+const sleepsMax = 4
+
+// The quieter's first look (waiter.go, quieter) has no threshold: a
+// park's first callback looks at the stash, without a system call, before
+// it reads the fd.
+
+// Tuning turns the data path's heuristics off, for the benchmarks that
+// measure with and without them and for tests. Set it on a peer
+// (Peer.SetTuning) before the peer makes connections, SRQs or endpoints:
+// each copies it when created, so nothing on the data path reads a
+// process-wide setting. The zero value is the library's default: every
+// heuristic on.
+type Tuning struct {
+	NoYield            bool // no periodic yield of a busy poller (yield.go)
+	NoReap             bool // posts do not reap (CQ.reapRoom)
+	NoGate             bool // completion channels stay watched (gate.go)
+	EmulateAtomicWrite bool // the emulated atomic write, where the device has the native one
+}
+
+// SetTuning sets the tuning of what p creates from now on (call it before
+// p is used by other goroutines). For benchmarks and tests: the public
+// packages do not offer it.
+func (p *Peer) SetTuning(t Tuning) {
+	p.tune = t
+	p.nativeAtomicWrite = p.attr.NativeAtomicWrite() && !t.EmulateAtomicWrite
+}
+
+// ReapStats reports, for benchmarks, what the posts on q did since q was
+// created: how many posts there were, how many of them reaped (the others
+// skipped it: reaping off, a full stash, or backed off after empty reaps),
+// and how many reaps found a completion. Read it only while nothing posts
+// on q's connection.
+func ReapStats(q *CQ) (posts, reaps, hits uint64) {
+	return q.reapPosts, q.reapReaps, q.reapHits
+}

@@ -10,8 +10,9 @@ var emulateAtomicWrite atomic.Bool
 
 // EmulateAtomicWriteForBenchmarks makes peers created from now on emulate
 // the atomic write (on) or use the native one where the device has it
-// (off, the default). For benchmarks only; it returns the previous
-// setting.
+// (off, the default). It decides which data path every AtomicWrite of
+// those peers takes (read once, by NewPeer); only benchmarks call it. It
+// returns the previous setting.
 func EmulateAtomicWriteForBenchmarks(on bool) (was bool) {
 	return emulateAtomicWrite.Swap(on)
 }

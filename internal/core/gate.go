@@ -44,13 +44,16 @@ const gateIdleMax = 4
 // noGate is the gate of a waiter whose fd is not an epoll instance.
 var noGate = gate{fd: -1}
 
-// gating is whether gates remove their fd at all (SetGating).
+// gating is whether gates remove their fd at all (SetGating). It is read
+// on every completion event a waiter reads (gateEventRead), without
+// synchronisation; only benchmarks and a test clear it.
 var gating = true
 
 // SetGating turns the gating of completion channels (gate.go) on, the
 // default, or off (each channel is watched from its waiter's creation on,
-// as before gating), for every CQ of the process. It is for benchmarks
-// only: conn's benchmarks measure the same binary with and without it
+// as before gating), for every CQ of the process: a process-global
+// switch of a heuristic on the completion-wait path. Only benchmarks call
+// it: conn's benchmarks measure the same binary with and without it
 // (RPMA_BENCH_GATE=0). It is not synchronized: call it before any
 // connection exists.
 func SetGating(on bool) { gating = on }

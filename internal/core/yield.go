@@ -33,13 +33,15 @@ import (
 // 6.1 (2026-12-03)" and "A yield that wakes no thread (2026-12-04)").
 const yieldCounts = 4_000_000
 
-// yieldOff, set by SetYielding(false), turns the yields off. For
-// benchmarks only.
+// yieldOff, set by SetYielding(false), turns the yields off. It is read
+// after every post and empty poll that crossed into C (yieldDue), without
+// synchronisation; only benchmarks set it.
 var yieldOff bool
 
 // SetYielding turns the data path's periodic yield on, the default, or
-// off, for every connection of the process. It is for benchmarks only:
-// conn's benchmarks measure the same binary with and without it
+// off, for every connection of the process: a process-global switch of
+// a data-path heuristic, read after every post and empty poll. Only
+// benchmarks call it: conn's benchmarks measure the same binary with and without it
 // (RPMA_BENCH_YIELD=0). It is not synchronized: call it before any
 // connection exists.
 func SetYielding(on bool) { yieldOff = !on }

@@ -137,7 +137,8 @@ func (e *Endpoint) TryNextConnReq(cfg *conn.Config) (*conn.ConnReq, error) {
 
 // Shutdown mirrors rpma_ep_shutdown: it destroys the listening CM id and the
 // event channel. Connection requests and connections that came from the
-// endpoint live on their own channels and survive it. Shutdown is
+// endpoint live on their own channels and survive it. A goroutine blocked
+// in NextConnReq returns an error matching os.ErrClosed. Shutdown is
 // idempotent and nil-safe.
 func (e *Endpoint) Shutdown() error { return e.core().Close() }
 

@@ -48,10 +48,7 @@ func (c *Conn) postLater(ctx context.Context, op string, q *CQ, recv bool, need 
 	return Pending{q: q, cl: cl, gen: cl.gen.Load()}, nil
 }
 
-// Wait waits for the operation's completion and returns it; after an
-// error from ctx the outcome is unknown (the operation may still land).
-// A Pending is waited for once: a second Wait, and Wait on the zero
-// Pending, are invalid arguments.
+// Wait is conn.Op.Wait's core; see there.
 func (p Pending) Wait(ctx context.Context) (WC, error) {
 	const op = "op_wait"
 	q, cl := p.q, p.cl

@@ -396,8 +396,7 @@ type RemoteMR struct {
 	usage int
 }
 
-// RemoteFromDescriptor mirrors rpma_mr_remote_from_descriptor. Bytes after
-// the 21st are ignored; a zero usage is invalid.
+// RemoteFromDescriptor is mr.RemoteFromDescriptor's core; see there.
 func RemoteFromDescriptor(desc []byte) (*RemoteMR, error) {
 	const op = "mr_remote_from_descriptor"
 	if len(desc) < DescriptorSize {
@@ -406,8 +405,7 @@ func RemoteFromDescriptor(desc []byte) (*RemoteMR, error) {
 	return decodeDescriptor(op, desc, 0)
 }
 
-// RemoteFromExtendedDescriptor decodes ExtendedDescriptor's 22 bytes
-// (bytes after them are ignored).
+// RemoteFromExtendedDescriptor is mr.RemoteFromExtendedDescriptor's core; see there.
 func RemoteFromExtendedDescriptor(desc []byte) (*RemoteMR, error) {
 	const op = "mr_remote_from_extended_descriptor"
 	if len(desc) < ExtendedDescriptorSize {

@@ -112,6 +112,22 @@ func callsMethod(body *ast.BlockStmt, name string) bool {
 	return found
 }
 
+// callsCore reports whether body calls core's function name.
+func callsCore(body *ast.BlockStmt, name string) bool {
+	found := false
+	ast.Inspect(body, func(n ast.Node) bool {
+		if c, ok := n.(*ast.CallExpr); ok {
+			if sel, ok := c.Fun.(*ast.SelectorExpr); ok && sel.Sel.Name == name {
+				if id, ok := sel.X.(*ast.Ident); ok && id.Name == "core" {
+					found = true
+				}
+			}
+		}
+		return !found
+	})
+	return found
+}
+
 // docLines is how many lines d's doc comment has.
 func docLines(d *ast.FuncDecl) int {
 	if d.Doc == nil {
@@ -122,9 +138,10 @@ func docLines(d *ast.FuncDecl) int {
 
 // TestOneDocPerMethod: every exported function and method of the public
 // packages has a doc comment, and where a public method forwards to the
-// core method of the same name (the public type defined over core's), the
-// core method's doc is one line for maintainers: the user's documentation
-// is the public method's alone, so the two cannot drift (issue 35).
+// core method of the same name (the public type defined over core's), or
+// a public function to the core function of its name, the core doc is one
+// line for maintainers: the user's documentation is the public one's
+// alone, so the two cannot drift (issue 35).
 func TestOneDocPerMethod(t *testing.T) {
 	coreFuncs, _ := goFuncs(t, "internal/core")
 	var missing, long []string
@@ -138,33 +155,46 @@ func TestOneDocPerMethod(t *testing.T) {
 			if d.Doc == nil {
 				missing = append(missing, pkg+"."+key)
 			}
-			if d.Recv == nil || d.Body == nil {
+			if d.Body == nil {
 				continue
 			}
-			coreType, ok := overCore[recvName(d)]
-			if !ok || !callsMethod(d.Body, d.Name.Name) {
-				continue
+			// The core counterpart: for a method of a type over a core
+			// type, that type's method of the same name, when the public
+			// method calls a method of that name; for a function, the
+			// core function of the same name, when it calls it.
+			var coreKey string
+			if d.Recv != nil {
+				coreType, ok := overCore[recvName(d)]
+				if !ok || !callsMethod(d.Body, d.Name.Name) {
+					continue
+				}
+				coreKey = coreType + "." + d.Name.Name
+			} else {
+				if !callsCore(d.Body, d.Name.Name) {
+					continue
+				}
+				coreKey = d.Name.Name
 			}
-			cd, ok := coreFuncs[coreType+"."+d.Name.Name]
+			cd, ok := coreFuncs[coreKey]
 			if !ok {
 				continue
 			}
 			pairs++
 			if docLines(cd) > 1 {
-				long = append(long, "core."+coreType+"."+d.Name.Name+" (for "+pkg+"."+key+")")
+				long = append(long, "core."+coreKey+" (for "+pkg+"."+key+")")
 			}
 		}
 	}
-	t.Logf("%d public methods forward to a core method of their name", pairs)
+	t.Logf("%d public methods and functions forward to a core one of their name", pairs)
 	// A parser change that finds no pairs would pass silently: there were
-	// 109 when this test was written.
-	require.Greater(t, pairs, 100, "forwarding methods found")
+	// 112 when this test was written.
+	require.Greater(t, pairs, 100, "forwarding methods and functions found")
 	sort.Strings(missing)
 	sort.Strings(long)
 	for _, m := range missing {
 		t.Errorf("%s has no doc comment", m)
 	}
 	for _, l := range long {
-		t.Errorf("%s: a doc of more than one line; the user's doc belongs to the public method, the core one says where it is", l)
+		t.Errorf("%s: a doc of more than one line; the user's doc belongs to the public one, the core one says where it is", l)
 	}
 }

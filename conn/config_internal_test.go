@@ -115,3 +115,13 @@ func TestConfigZeroValues(t *testing.T) {
 	c = &Config{RCQSize: NoQueue, SQSize: NoQueue, RQSize: NoQueue, RetryCount: NoRetries, RNRRetryCount: NoRetries}
 	require.Equal(t, core.ConnParams{Timeout: time.Second, CQSize: 10}, resolve(t, c))
 }
+
+// TestDefaultConfigParams guards DefaultConfig, the other field-by-field
+// copy of config.go (core.DefaultConnParams into a Config): what it
+// returns is core's defaults exactly, field for field, before any
+// resolution. TestConfigZeroValues cannot see a forgotten field here,
+// since a zero field resolves to its default anyway; a reader of
+// DefaultConfig would see the zero.
+func TestDefaultConfigParams(t *testing.T) {
+	require.Equal(t, core.DefaultConnParams(), *DefaultConfig().params())
+}

@@ -127,7 +127,8 @@ func (c *Conn) TryNextEvent() (rpma.ConnEvent, error) { return c.core().TryNextE
 
 // Disconnect mirrors rpma_conn_disconnect (rdma_disconnect): it starts a
 // disconnection, or completes one the other side started. Both sides then
-// get [rpma.ConnClosed]. It does not wait for the other side.
+// get [rpma.ConnClosed]. It does not wait for the other side, and may be
+// called while another goroutine waits in NextEvent.
 //
 // Disconnect moves this side's QP to the error state, and that is when
 // operations still outstanding come back: every posted request that has
@@ -150,7 +151,8 @@ func (c *Conn) Disconnect() error { return c.core().Disconnect() }
 // is idempotent and nil-safe. When a destroy fails, Close returns its
 // error (matching rpma.ErrProvider, naming the call and its errno) and
 // the connection keeps what it could not destroy: it refuses every
-// operation, and calling Close again finishes the teardown.
+// operation, and calling Close again finishes the teardown. A goroutine
+// blocked in NextEvent returns an error matching os.ErrClosed.
 func (c *Conn) Close() error { return c.core().Close() }
 
 // PrivateData mirrors rpma_conn_get_private_data: a copy of the other

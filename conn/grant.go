@@ -80,7 +80,7 @@ func (g *Grant) Live() bool { return g.core().Live() }
 
 // Descriptor returns the grant's descriptor in librpma's 21-byte form
 // (address, size, the window's key, the granted usage), which the other
-// side decodes as a region's.
+// side decodes as a region's (a C librpma peer too).
 func (g *Grant) Descriptor() [mr.DescriptorSize]byte { return g.core().Descriptor() }
 
 // ExtendedDescriptor returns Descriptor and a 22nd byte with

@@ -29,7 +29,8 @@ func (q *CQ) core() *core.CQ { return (*core.CQ)(q) }
 func (q *CQ) FD() int { return q.core().FD() }
 
 // Size returns the number of entries the CQ actually has: the provider may
-// round the configured size up (rxe makes 10 into 15).
+// round the configured size up (rxe makes 10 into 15). It returns 0 when
+// q is nil.
 func (q *CQ) Size() int { return q.core().Size() }
 
 // Wait mirrors rpma_cq_wait: it waits for the CQ's next completion event,

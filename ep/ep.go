@@ -68,11 +68,9 @@ type Config struct {
 // Listen is [Listen] with c's settings. Errors: a negative Backlog,
 // MaxUndecided or MaxEstablishing matches [rpma.ErrInvalidArgument], besides Listen's.
 func (c *Config) Listen(p *peer.Peer, addr, port string) (*Endpoint, error) {
-	var lp *core.ListenParams
-	if c != nil {
-		lp = &core.ListenParams{Backlog: c.Backlog, MaxUndecided: c.MaxUndecided, MaxEstablishing: c.MaxEstablishing}
-	}
-	e, err := core.Listen((*core.Peer)(p), addr, port, lp)
+	// A conversion, not a copy: the compiler checks that Config and
+	// core.ListenParams keep the same fields (nil stays nil).
+	e, err := core.Listen((*core.Peer)(p), addr, port, (*core.ListenParams)(c))
 	return (*Endpoint)(e), err
 }
 
@@ -139,15 +137,17 @@ func (e *Endpoint) TryNextConnReq(cfg *conn.Config) (*conn.ConnReq, error) {
 
 // Shutdown mirrors rpma_ep_shutdown: it destroys the listening CM id and the
 // event channel. Connection requests and connections that came from the
-// endpoint live on their own channels and survive it. Shutdown is
+// endpoint live on their own channels and survive it. A goroutine blocked
+// in NextConnReq returns an error matching os.ErrClosed. Shutdown is
 // idempotent and nil-safe.
 func (e *Endpoint) Shutdown() error { return e.core().Close() }
 
 // Close is Shutdown.
 func (e *Endpoint) Close() error { return e.core().Close() }
 
-// params is the core view of cfg (nil stays nil), field for field, as
-// conn.Config's own (TestParams checks that none is forgotten).
+// params is the core view of c (nil stays nil), field for field, as
+// conn.Config's own: TestParams checks that none is forgotten or copied
+// into another field.
 func params(c *conn.Config) *core.ConnParams {
 	if c == nil {
 		return nil

@@ -3,7 +3,6 @@ package ep
 import (
 	"reflect"
 	"testing"
-	"time"
 
 	"github.com/stretchr/testify/require"
 
@@ -11,24 +10,51 @@ import (
 	"github.com/gorpma/rpma/internal/core"
 )
 
-// TestParams checks that params copies every field of conn.Config: the
-// two structs have the same field names, and a Config with every field
-// set comes out with every field set.
+// TestParams guards params, the field-by-field copy of conn.Config into
+// core's ConnParams (conn.Config.params has the same copy, guarded by
+// conn's TestConfigParams): the two structs have the same fields in the
+// same order, and a Config whose every field holds a value of its own
+// (non-zero, and no two alike) arrives in the params field for field, so
+// a field added to conn.Config but not copied here, or copied into the
+// wrong field, fails.
 func TestParams(t *testing.T) {
 	ct, pt := reflect.TypeFor[conn.Config](), reflect.TypeFor[core.ConnParams]()
-	require.Equal(t, ct.NumField(), pt.NumField())
-	for i := 0; i < ct.NumField(); i++ {
-		require.Equal(t, ct.Field(i).Name, pt.Field(i).Name)
+	require.Equal(t, ct.NumField(), pt.NumField(), "conn.Config and core.ConnParams have the same fields")
+	for i := range ct.NumField() {
+		require.Equal(t, ct.Field(i).Name, pt.Field(i).Name, "field %d", i)
 	}
-	c := &conn.Config{Timeout: time.Second, CQSize: 1, RCQSize: 2, SQSize: 3, RQSize: 4,
-		SharedCompChannel: true, RetryCount: 5, RNRRetryCount: 6, PeerTimeout: time.Second, AckTimeout: time.Millisecond,
-		EstablishTimeout: time.Minute}
-	p := reflect.ValueOf(*params(c))
-	for i := 0; i < p.NumField(); i++ {
-		if pt.Field(i).Name == "SRQ" {
-			continue // a pointer to an object only a device can make
+
+	var c conn.Config
+	cv := reflect.ValueOf(&c).Elem()
+	for i := range cv.NumField() {
+		f := cv.Field(i)
+		switch f.Kind() {
+		case reflect.Int, reflect.Int64: // sizes, counts, time.Duration
+			f.SetInt(int64(100 + i)) // distinct, and none a default
+		case reflect.Bool:
+			f.SetBool(true)
+		case reflect.Pointer:
+			f.Set(reflect.New(f.Type().Elem())) // only its identity is copied
+		default:
+			t.Fatalf("field %s: kind %v: teach this test to set it", ct.Field(i).Name, f.Kind())
 		}
-		require.False(t, p.Field(i).IsZero(), "field %s not copied", pt.Field(i).Name)
 	}
-	require.Nil(t, params(nil))
+
+	p := params(&c)
+	require.NotNil(t, p)
+	pv := reflect.ValueOf(p).Elem()
+	for i := range cv.NumField() {
+		name, want, got := ct.Field(i).Name, cv.Field(i), pv.Field(i)
+		require.False(t, got.IsZero(), "field %s not copied", name)
+		switch want.Kind() {
+		case reflect.Pointer:
+			require.Equal(t, want.UnsafePointer(), got.UnsafePointer(), "field %s", name)
+		case reflect.Bool:
+			require.Equal(t, want.Bool(), got.Bool(), "field %s", name)
+		default:
+			require.Equal(t, want.Int(), got.Int(), "field %s", name)
+		}
+	}
+
+	require.Nil(t, params(nil), "nil stays nil: the defaults")
 }

@@ -162,7 +162,11 @@ func (m *Local) Advise(off, n int, advice Advice, flags uint32) error {
 
 // Dereg mirrors rpma_mr_dereg (ibv_dereg_mr). When ibv_dereg_mr fails,
 // m stays registered (as librpma's region does), refuses every use, and
-// Dereg may be called again. It is idempotent and nil-safe.
+// Dereg may be called again. While grants of m are live
+// (conn.Conn.Grant) it refuses with an error matching
+// [rpma.ErrInvalidArgument] and EBUSY and m stays usable: revoke them
+// (conn.Grant.Revoke) or close their connections first. It is idempotent
+// and nil-safe.
 func (m *Local) Dereg() error { return m.core().Close() }
 
 // Close is Dereg.

@@ -30,6 +30,8 @@ const (
 	File
 )
 
+// String names the kind in words ("Device DAX", "file (msync)"), for
+// logs and messages; an unknown value is "Kind(n)".
 func (k Kind) String() string {
 	switch k {
 	case Anonymous:

@@ -17,15 +17,12 @@ import (
 // atomicSize is the size and alignment of the word of a remote atomic.
 const atomicSize = 8
 
-// CompareAndSwap compares the 8-byte word at dstOff of dst with compare
-// and, if equal, replaces it with swap; the word's old value lands at
-// resultOff of result.
+// CompareAndSwap is conn.Conn.CompareAndSwap's core; see there.
 func (c *Conn) CompareAndSwap(dst *RemoteMR, dstOff int, result *MR, resultOff int, compare, swap uint64, flags rpma.CompletionFlags, ctx uint64) error {
 	return c.remoteAtomic("compare_and_swap", ibv.OpAtomicCmpAndSwp, dst, dstOff, result, resultOff, compare, swap, flags, ctx, nil)
 }
 
-// FetchAndAdd adds add to the 8-byte word at dstOff of dst; the word's old
-// value lands at resultOff of result.
+// FetchAndAdd is conn.Conn.FetchAndAdd's core; see there.
 func (c *Conn) FetchAndAdd(dst *RemoteMR, dstOff int, result *MR, resultOff int, add uint64, flags rpma.CompletionFlags, ctx uint64) error {
 	return c.remoteAtomic("fetch_and_add", ibv.OpAtomicFetchAdd, dst, dstOff, result, resultOff, add, 0, flags, ctx, nil)
 }

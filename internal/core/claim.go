@@ -487,15 +487,7 @@ func failedOpError(wc *WC, st *qpState) error {
 	return fmt.Errorf("%w (this operation: %w)", broken, own)
 }
 
-// WaitFor waits for the completion of the operation posted with opContext
-// on q (signaled), leaving every other completion to its own caller:
-// those it polls stay in the stash for GetWC, and it never takes one
-// that another WaitFor or a per-operation call claimed. Concurrent
-// WaitFor calls with one op context each take one completion, in the
-// order they began. A failed completion is returned with an error
-// matching rpma.ErrConnBroken and rpma.ErrCompletion. The wait ends with
-// ctx (ctx.Err()), with the connection (a *rpma.ConnEventError once no
-// completion can come) and with Close (os.ErrClosed).
+// WaitFor is cq.CQ.WaitFor's core (see there): it takes only its own completion (claim.go).
 func (q *CQ) WaitFor(ctx context.Context, opContext uint64) (WC, error) {
 	const op = "cq_wait_for"
 	switch {

@@ -38,10 +38,7 @@ type Conn struct {
 	leak              *leak.Handle
 }
 
-// EventFD mirrors rpma_conn_get_event_fd: an fd readable whenever
-// NextEvent would return at once (the library's epoll instance of the
-// event channel and of the events completion waits read ahead), or -1
-// when c is nil or closed.
+// EventFD is conn.Conn.EventFD's core; see there.
 func (c *Conn) EventFD() int {
 	if c == nil || c.closed() {
 		return -1
@@ -49,9 +46,7 @@ func (c *Conn) EventFD() int {
 	return c.ev.userFD
 }
 
-// CompFD mirrors rpma_conn_get_compl_fd: the shared completion channel's fd.
-// Without a shared channel it returns -1 and an error matching
-// rpma.ErrNotSharedChannel.
+// CompFD is conn.Conn.CompFD's core; see there.
 func (c *Conn) CompFD() (int, error) {
 	const op = "conn_get_compl_fd"
 	if c == nil {
@@ -84,10 +79,7 @@ func mapEvent(t ibv.CMEventType) (rpma.ConnEvent, bool) {
 	return rpma.ConnUndefined, false
 }
 
-// NextEvent mirrors rpma_conn_next_event: it waits for the next
-// connection event. The first ESTABLISHED event's private data (the
-// accepting side's) is kept when the connection has none yet. It is an
-// exclusive wait: concurrent calls each get a different event.
+// NextEvent is conn.Conn.NextEvent's core (see there): an exclusive wait.
 func (c *Conn) NextEvent(ctx context.Context) (rpma.ConnEvent, error) {
 	const op = "conn_next_event"
 	if c == nil {
@@ -107,9 +99,7 @@ func (c *Conn) NextEvent(ctx context.Context) (rpma.ConnEvent, error) {
 	return reportEvent(op, ev)
 }
 
-// TryNextEvent is NextEvent that does not block: with no event, it returns
-// an error matching rpma.ErrNoEvent (rpma_conn_next_event on a
-// non-blocking fd).
+// TryNextEvent is conn.Conn.TryNextEvent's core; see there.
 func (c *Conn) TryNextEvent() (rpma.ConnEvent, error) {
 	const op = "conn_next_event"
 	if c == nil {
@@ -143,9 +133,7 @@ func reportEvent(op string, ev ibv.CMEvent) (rpma.ConnEvent, error) {
 	return e, nil
 }
 
-// PrivateData mirrors rpma_conn_get_private_data: a copy of the other
-// side's private data (from the connection request on the accepting side,
-// from the ESTABLISHED event on the connecting side), nil if none.
+// PrivateData is conn.Conn.PrivateData's core; see there.
 func (c *Conn) PrivateData() []byte {
 	if c == nil {
 		return nil
@@ -215,8 +203,7 @@ func (c *Conn) ApplyRemotePeerCfg(directWriteToPMem bool) error {
 // default).
 func (c *Conn) DirectWriteToPMem() bool { return c != nil && c.directWriteToPMem.Load() }
 
-// Disconnect mirrors rpma_conn_disconnect (rdma_disconnect). It may be
-// called while another goroutine waits in NextEvent.
+// Disconnect is conn.Conn.Disconnect's core; see there.
 func (c *Conn) Disconnect() error {
 	const op = "conn_disconnect"
 	if c == nil {
@@ -233,11 +220,7 @@ func (c *Conn) Disconnect() error {
 	return nil
 }
 
-// Close mirrors rpma_conn_delete: it destroys the QP, the CQs, the CM id
-// and the event channel. A goroutine blocked in NextEvent returns an error
-// matching os.ErrClosed. Close is idempotent and nil-safe. When a step
-// fails, the connection keeps what it could not destroy, is no longer
-// usable, and Close may be retried.
+// Close is conn.Conn.Close's core; see there.
 func (c *Conn) Close() error {
 	if c == nil || !c.beginClose() {
 		return nil

@@ -452,8 +452,7 @@ func newPassive(op string, p *Peer, cm *ibv.CMEvent, prm *ConnParams, undecided,
 // IsPassive reports whether r is an incoming request (from an endpoint).
 func (r *ConnReq) IsPassive() bool { return r != nil && r.passive }
 
-// PrivateData mirrors rpma_conn_req_get_private_data: a copy of the
-// private data of an incoming request; nil for an outgoing one.
+// PrivateData is conn.ConnReq.PrivateData's core; see there.
 func (r *ConnReq) PrivateData() []byte {
 	if r == nil || r.pdata == nil {
 		return nil
@@ -470,12 +469,7 @@ func (r *ConnReq) PeerAddr() netip.AddrPort {
 	return r.id.PeerAddr()
 }
 
-// Connect mirrors rpma_conn_req_connect: it accepts an incoming request or
-// connects an outgoing one, and returns the connection, whose first event
-// (ESTABLISHED, or REJECTED, UNREACHABLE...) tells how it went. Argument
-// errors (nil or closed request, oversized private data) leave the request
-// as it is, as in librpma; past them the request is consumed whatever the
-// outcome.
+// Connect is conn.ConnReq.Connect's core (see there): past its argument checks it consumes r.
 func (r *ConnReq) Connect(pdata []byte) (*Conn, error) {
 	const op = "conn_req_connect"
 	if r == nil {
@@ -576,9 +570,7 @@ func (r *ConnReq) teardown() error {
 	return errs.err()
 }
 
-// Close mirrors rpma_conn_req_delete: it rejects an incoming request
-// (rdma_reject) or abandons an outgoing one, and destroys it. It is
-// idempotent, nil-safe, and a no-op after Connect.
+// Close is conn.ConnReq.Close's core; see there.
 func (r *ConnReq) Close() error {
 	if r == nil || !r.beginClose() {
 		return nil

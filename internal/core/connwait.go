@@ -9,11 +9,7 @@ import (
 
 // The connection's completion waits and getters.
 
-// Wait mirrors rpma_conn_wait: with a shared completion channel, it waits
-// for the next completion event, acknowledges it, re-arms the CQ it
-// belongs to and returns that CQ and whether it is the receive CQ. Like
-// CQ.Wait it is a broadcast wait, and it ends with a *rpma.ConnEventError
-// once the connection is closed or lost.
+// Wait is conn.Conn.Wait's core (see there): a broadcast wait, as CQ.Wait.
 func (c *Conn) Wait(ctx context.Context) (*CQ, bool, error) {
 	const op = "conn_wait"
 	if c == nil {
@@ -39,9 +35,7 @@ func (c *Conn) Wait(ctx context.Context) (*CQ, bool, error) {
 	return rq, isRCQ, err
 }
 
-// TryWait is Wait that does not block: with no completion event pending
-// and nothing reaped, it returns an error matching rpma.ErrNoCompletion
-// (rpma_conn_wait on a non-blocking channel).
+// TryWait is conn.Conn.TryWait's core; see there.
 func (c *Conn) TryWait() (*CQ, bool, error) {
 	const op = "conn_wait"
 	if c == nil {
@@ -81,16 +75,13 @@ func (c *Conn) cqResult(q *CQ, err error) (*CQ, bool, error) {
 	return q, q == c.q.rcq, nil
 }
 
-// NativeAtomicWrite reports whether the connection's atomic writes are
-// native (ibv_wr_atomic_write).
+// NativeAtomicWrite is conn.Conn.NativeAtomicWrite's core; see there.
 func (c *Conn) NativeAtomicWrite() bool { return c != nil && c.nativeAtomicWrite }
 
-// NativeFlush reports whether the connection's flushes are native
-// (ibv_wr_flush).
+// NativeFlush is conn.Conn.NativeFlush's core; see there.
 func (c *Conn) NativeFlush() bool { return c != nil && c.nativeFlush }
 
-// SRQ returns the shared receive queue the connection receives through,
-// nil if none.
+// SRQ is conn.Conn.SRQ's core; see there.
 func (c *Conn) SRQ() *SRQ {
 	if c == nil {
 		return nil
@@ -98,9 +89,7 @@ func (c *Conn) SRQ() *SRQ {
 	return c.srq
 }
 
-// Broken returns the error posts get once the connection is broken (a
-// failed completion, a post on a QP in the error state, or a terminal
-// connection event), nil while it works.
+// Broken is conn.Conn.Broken's core; see there.
 func (c *Conn) Broken() error {
 	const op = "conn_broken"
 	switch {

@@ -160,8 +160,7 @@ func (q *CQ) destroyChannel() error {
 	return q.ch.Destroy()
 }
 
-// FD mirrors rpma_cq_get_fd: the completion channel's fd (the shared one
-// when the channel is shared), or -1 when q is nil or closed.
+// FD is cq.CQ.FD's core; see there.
 func (q *CQ) FD() int {
 	if q == nil || q.closed() {
 		return -1
@@ -169,8 +168,7 @@ func (q *CQ) FD() int {
 	return q.fd
 }
 
-// Size returns the number of entries the CQ actually has (the provider may
-// round the requested size up), or 0 when q is nil.
+// Size is cq.CQ.Size's core; see there.
 func (q *CQ) Size() int {
 	if q == nil || q.dl == nil {
 		return 0
@@ -192,16 +190,7 @@ func (q *CQ) ibvCQ() *ibv.CQ {
 	return q.cq
 }
 
-// Wait mirrors rpma_cq_wait: it waits for the CQ's next completion event,
-// acknowledges it and re-arms the CQ. It also watches the connection's
-// events: when the connection is closed or lost it returns a
-// *rpma.ConnEventError instead of waiting for completions that will never
-// come.
-//
-// It is a broadcast wait: it returns nil once a completion event has been
-// read since it began (by this call or by another one waiting on the CQ),
-// or when completions wait to be polled; several goroutines may wait at
-// once, each with its own context.
+// Wait is cq.CQ.Wait's core (see there): a broadcast wait that also watches the connection.
 func (q *CQ) Wait(ctx context.Context) error {
 	const op = "cq_wait"
 	if err := q.checkWait(op, ctx); err != nil {
@@ -216,11 +205,7 @@ func (q *CQ) Wait(ctx context.Context) error {
 	return err
 }
 
-// TryWait is Wait that does not block: with no completion event pending
-// and nothing reaped, it returns an error matching rpma.ErrNoCompletion
-// (rpma_cq_wait on a non-blocking channel). An event it reads is
-// acknowledged and the CQ re-armed, so the completion fd is not readable
-// afterwards (a level-triggered event loop does not spin on it).
+// TryWait is cq.CQ.TryWait's core; see there.
 func (q *CQ) TryWait() error {
 	const op = "cq_wait"
 	if err := q.checkWait(op, context.Background()); err != nil {
@@ -376,10 +361,7 @@ func cqEventError(op string, err error) error {
 	return rpmaerr.New(op, rpma.CodeNoCompletion, errnoOf(err), "ibv_get_cq_event failed")
 }
 
-// GetWC mirrors rpma_cq_get_wc: it returns up to len(wc) completions in
-// wc and how many, or rpma.ErrNoCompletion when there are none: those in
-// the stash first, else those one poll (ibv_poll_cq, one crossing) finds.
-// Completions the library requested for itself are absorbed.
+// GetWC is cq.CQ.GetWC's core (see there): the stash first, else one poll.
 func (q *CQ) GetWC(wc []WC) (int, error) {
 	const op = "cq_get_wc"
 	if q == nil {

@@ -243,9 +243,7 @@ func (c *Conn) writeWithImm(op string, dst *RemoteMR, dstOff int, src *MR, srcOf
 	return c.postSend(op, postPlain, signaled(flags), ctx, &sendArgs{op: ibv.OpRDMAWriteWithImm, laddr: laddr, length: uint32(n), lkey: lkey, raddr: raddr, rkey: rkey, imm: imm, stat: statWriteWithImm}, cl)
 }
 
-// AtomicWrite mirrors rpma_atomic_write: 8 bytes, natively
-// (ibv_wr_atomic_write) when the QP can, else as an inline RDMA write;
-// fenced either way, so that it follows earlier flushes (reads).
+// AtomicWrite is conn.Conn.AtomicWrite's core; see there.
 func (c *Conn) AtomicWrite(dst *RemoteMR, dstOff int, src [8]byte, flags rpma.CompletionFlags, ctx uint64) error {
 	return c.atomicWrite("atomic_write", dst, dstOff, src, flags, ctx, nil)
 }
@@ -336,9 +334,7 @@ func (c *Conn) checkFlush(op string, dst *RemoteMR, dstOff, n int, typ rpma.Flus
 	return err
 }
 
-// WriteAndFlush posts a write (unsignaled: it completes only on error)
-// and the flush of the written range as one chain: one crossing, one
-// doorbell. Both carry ctx.
+// WriteAndFlush is conn.Conn.WriteAndFlush's core (see there): one chain, one doorbell.
 func (c *Conn) WriteAndFlush(dst *RemoteMR, dstOff int, src *MR, srcOff, n int, typ rpma.FlushType, flags rpma.CompletionFlags, ctx uint64) error {
 	return c.writeAndFlush("write_and_flush", dst, dstOff, src, srcOff, n, typ, flags, ctx, nil)
 }
@@ -532,8 +528,7 @@ func (q *queues) recv(op string, dst *MR, off, n int, ctx uint64, cl *opClaim) e
 	return nil
 }
 
-// Recv mirrors rpma_conn_req_recv: a receive posted before the connection
-// exists.
+// Recv is conn.ConnReq.Recv's core; see there.
 func (r *ConnReq) Recv(dst *MR, off, n int, ctx uint64) error {
 	const op = "conn_req_recv"
 	if r == nil {

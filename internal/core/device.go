@@ -128,8 +128,7 @@ func (d *Device) ODPCapable() (bool, error) {
 	return attr.ODP(), nil
 }
 
-// Close retires the handle. It refuses, with an error matching
-// rpma.ErrProvider and EBUSY, while peers created on the device are open.
+// Close is peer.Device.Close's core; see there.
 func (d *Device) Close() error {
 	if d == nil {
 		return nil

@@ -130,8 +130,7 @@ func listen(op string, p *Peer, addr, port string, prm *ListenParams) (*Endpoint
 	return e, nil
 }
 
-// Undecided returns how many requests NextConnReq returned that are
-// neither connected nor closed.
+// Undecided is ep.Endpoint.Undecided's core; see there.
 func (e *Endpoint) Undecided() int {
 	if e == nil || e.undecided == nil {
 		return 0
@@ -139,9 +138,7 @@ func (e *Endpoint) Undecided() int {
 	return int(e.undecided.Load())
 }
 
-// Establishing returns how many connections accepted from the endpoint's
-// requests are neither established (their ESTABLISHED event read) nor
-// closed.
+// Establishing is ep.Endpoint.Establishing's core; see there.
 func (e *Endpoint) Establishing() int {
 	if e == nil || e.establishing == nil {
 		return 0
@@ -149,9 +146,7 @@ func (e *Endpoint) Establishing() int {
 	return int(e.establishing.Load())
 }
 
-// Refused returns how many requests the endpoint rejected because
-// MaxUndecided requests were undecided or MaxEstablishing connections
-// were not established.
+// Refused is ep.Endpoint.Refused's core; see there.
 func (e *Endpoint) Refused() uint64 {
 	if e == nil {
 		return 0
@@ -175,8 +170,7 @@ func (e *Endpoint) Port() string {
 	return strconv.Itoa(int(e.addr.Port()))
 }
 
-// FD mirrors rpma_ep_get_fd: the event channel's fd, or -1 when e is nil or
-// closed.
+// FD is ep.Endpoint.FD's core; see there.
 func (e *Endpoint) FD() int {
 	if e == nil || e.closed() {
 		return -1
@@ -184,11 +178,7 @@ func (e *Endpoint) FD() int {
 	return e.ch.fd
 }
 
-// NextConnReq mirrors rpma_ep_next_conn_req: it waits for the next
-// connection request and builds the request's queues with params (nil:
-// defaults). An event other than CONNECT_REQUEST is consumed and reported
-// as an invalid argument, as in librpma. It is an exclusive wait:
-// concurrent calls each get a different request.
+// NextConnReq is ep.Endpoint.NextConnReq's core (see there); nil params are the defaults.
 func (e *Endpoint) NextConnReq(ctx context.Context, params *ConnParams) (*ConnReq, error) {
 	const op = "ep_next_conn_req"
 	if e == nil {
@@ -220,9 +210,7 @@ func (e *Endpoint) NextConnReq(ctx context.Context, params *ConnParams) (*ConnRe
 	}
 }
 
-// TryNextConnReq is NextConnReq that does not block: with no request
-// pending, it returns an error matching rpma.ErrNoEvent
-// (rpma_ep_next_conn_req on a non-blocking fd).
+// TryNextConnReq is ep.Endpoint.TryNextConnReq's core; see there.
 func (e *Endpoint) TryNextConnReq(params *ConnParams) (*ConnReq, error) {
 	const op = "ep_next_conn_req"
 	if e == nil {
@@ -308,11 +296,7 @@ func (e *Endpoint) request(op string, ev *ibv.CMEvent, prm *ConnParams) (*ConnRe
 	return r, err
 }
 
-// Close mirrors rpma_ep_shutdown: it destroys the listening id and the
-// event channel. Connections and requests that came from the endpoint
-// live on their own channels and survive it. A goroutine blocked in
-// NextConnReq returns an error matching os.ErrClosed. Close is idempotent
-// and nil-safe.
+// Close is ep.Endpoint.Shutdown's core; see there.
 func (e *Endpoint) Close() error {
 	if e == nil || !e.beginClose() {
 		return nil

@@ -60,11 +60,7 @@ type grantSet struct {
 	bound, revoked uint64
 }
 
-// Grant gives the other side of c access with usage (a subset of the
-// region's remote usages: UsageReadSrc, UsageWriteDst, the flush usages,
-// UsageAtomicDst) to [off, off+n) of m, which must be registered with
-// UsageGranted on c's peer. It returns once the window is bound, or when
-// ctx ends first.
+// Grant is conn.Conn.Grant's core; see there.
 func (c *Conn) Grant(ctx context.Context, m *MR, off, n int, usage int) (*Grant, error) {
 	const op = "conn_grant"
 	if ctx == nil {
@@ -298,11 +294,7 @@ func (g *Grant) release() error {
 	return errs.err()
 }
 
-// Revoke takes the grant back: the window is deallocated, and requests
-// of the other side that use its key fail with a remote access error from
-// then on. It is idempotent and nil-safe; the connection's Close revokes
-// its grants too. When the deallocation fails, the grant stays live and
-// Revoke may be retried.
+// Revoke is conn.Grant.Revoke's core; see there.
 func (g *Grant) Revoke() error {
 	if g == nil || g.conn == nil {
 		return nil
@@ -341,9 +333,7 @@ func (s *grantSet) revokeAll() error {
 	return errs.err()
 }
 
-// Descriptor returns the grant's descriptor: librpma's 21 bytes
-// (address, size, the window's key, the usage byte), which the other side
-// decodes as it decodes a region's (a C librpma peer too).
+// Descriptor is conn.Grant.Descriptor's core; see there.
 func (g *Grant) Descriptor() [DescriptorSize]byte {
 	if g == nil {
 		return [DescriptorSize]byte{}
@@ -351,8 +341,7 @@ func (g *Grant) Descriptor() [DescriptorSize]byte {
 	return descriptor(g.addr, g.size, g.rkey, g.usage)
 }
 
-// ExtendedDescriptor is Descriptor with this module's usage bits
-// (UsageAtomicDst) in a 22nd byte.
+// ExtendedDescriptor is conn.Grant.ExtendedDescriptor's core; see there.
 func (g *Grant) ExtendedDescriptor() [ExtendedDescriptorSize]byte {
 	if g == nil {
 		return [ExtendedDescriptorSize]byte{}

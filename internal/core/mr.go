@@ -286,8 +286,7 @@ func (m *MR) Access() int {
 // ODP reports whether the registration needed On-Demand Paging.
 func (m *MR) ODP() bool { return m != nil && m.odp }
 
-// Descriptor mirrors rpma_mr_get_descriptor: the 21-byte wire form,
-// little-endian address, length, rkey and the usage byte.
+// Descriptor is mr.Local.Descriptor's core; see there.
 func (m *MR) Descriptor() [DescriptorSize]byte {
 	if m == nil {
 		return [DescriptorSize]byte{}
@@ -305,9 +304,7 @@ func descriptor(addr, size uint64, rkey uint32, usage int) [DescriptorSize]byte 
 	return d
 }
 
-// ExtendedDescriptor is Descriptor followed by one byte of this module's
-// own usage bits (UsageAtomicDst): 22 bytes, of which the first 21 are
-// librpma's descriptor (a C librpma peer reads them and ignores the rest).
+// ExtendedDescriptor is mr.Local.ExtendedDescriptor's core; see there.
 func (m *MR) ExtendedDescriptor() [ExtendedDescriptorSize]byte {
 	if m == nil {
 		return [ExtendedDescriptorSize]byte{}
@@ -350,10 +347,7 @@ func (m *MR) Advise(off, n int, advice int, flags uint32) error {
 	return provider(op, err)
 }
 
-// Close mirrors rpma_mr_dereg (ibv_dereg_mr). When ibv_dereg_mr fails,
-// the region stays registered (as librpma's does), is no longer usable,
-// and Close may be retried. It is idempotent and nil-safe. A region with live grants is not deregistered: Close then
-// fails (rpma.ErrInvalidArgument, EBUSY) and the region stays usable.
+// Close is mr.Local.Dereg's core; see there.
 func (m *MR) Close() error {
 	if m == nil {
 		return nil
@@ -402,8 +396,7 @@ type RemoteMR struct {
 	usage int
 }
 
-// RemoteFromDescriptor mirrors rpma_mr_remote_from_descriptor. Bytes after
-// the 21st are ignored; a zero usage is invalid.
+// RemoteFromDescriptor is mr.RemoteFromDescriptor's core; see there.
 func RemoteFromDescriptor(desc []byte) (*RemoteMR, error) {
 	const op = "mr_remote_from_descriptor"
 	if len(desc) < DescriptorSize {
@@ -412,8 +405,7 @@ func RemoteFromDescriptor(desc []byte) (*RemoteMR, error) {
 	return decodeDescriptor(op, desc, 0)
 }
 
-// RemoteFromExtendedDescriptor decodes ExtendedDescriptor's 22 bytes
-// (bytes after them are ignored).
+// RemoteFromExtendedDescriptor is mr.RemoteFromExtendedDescriptor's core; see there.
 func RemoteFromExtendedDescriptor(desc []byte) (*RemoteMR, error) {
 	const op = "mr_remote_from_extended_descriptor"
 	if len(desc) < ExtendedDescriptorSize {
@@ -466,8 +458,7 @@ func (r *RemoteMR) Usage() int {
 	return r.usage
 }
 
-// Addr returns the remote region's address (the registrant's virtual
-// address).
+// Addr is mr.Remote.Addr's core; see there.
 func (r *RemoteMR) Addr() uint64 {
 	if r == nil {
 		return 0
@@ -483,8 +474,7 @@ func (r *RemoteMR) RKey() uint32 {
 	return r.rkey
 }
 
-// Descriptor returns the descriptor r was decoded from (its first 21
-// bytes), all zeros for a nil r.
+// Descriptor is mr.Remote.Descriptor's core; see there.
 func (r *RemoteMR) Descriptor() [DescriptorSize]byte {
 	if r == nil {
 		return [DescriptorSize]byte{}
@@ -492,9 +482,7 @@ func (r *RemoteMR) Descriptor() [DescriptorSize]byte {
 	return descriptor(r.raddr, r.size, r.rkey, r.usage)
 }
 
-// ExtendedDescriptor returns the extended descriptor of r (the one
-// RemoteFromExtendedDescriptor decodes): Descriptor and the usage bits
-// above its first byte; all zeros for a nil r.
+// ExtendedDescriptor is mr.Remote.ExtendedDescriptor's core; see there.
 func (r *RemoteMR) ExtendedDescriptor() [ExtendedDescriptorSize]byte {
 	if r == nil {
 		return [ExtendedDescriptorSize]byte{}

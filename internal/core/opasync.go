@@ -48,10 +48,7 @@ func (c *Conn) postLater(ctx context.Context, op string, q *CQ, recv bool, need 
 	return Pending{q: q, cl: cl, gen: cl.gen.Load()}, nil
 }
 
-// Wait waits for the operation's completion and returns it; after an
-// error from ctx the outcome is unknown (the operation may still land).
-// A Pending is waited for once: a second Wait, and Wait on the zero
-// Pending, are invalid arguments.
+// Wait is conn.Op.Wait's core; see there.
 func (p Pending) Wait(ctx context.Context) (WC, error) {
 	const op = "op_wait"
 	q, cl := p.q, p.cl
@@ -123,8 +120,7 @@ func (c *Conn) AtomicWriteAsync(ctx context.Context, dst *RemoteMR, dstOff int, 
 	})
 }
 
-// CompareAndSwapAsync is CompareAndSwapWait's post; once Pending.Wait
-// returned, the old value is at resultOff of result, in host order.
+// CompareAndSwapAsync is conn.Conn.CompareAndSwapAsync's core; see there.
 func (c *Conn) CompareAndSwapAsync(ctx context.Context, dst *RemoteMR, dstOff int, result *MR, resultOff int, compare, swap uint64) (Pending, error) {
 	const op = "compare_and_swap_async"
 	return c.sendLater(ctx, op, 1, func(cl *opClaim) error {
@@ -132,8 +128,7 @@ func (c *Conn) CompareAndSwapAsync(ctx context.Context, dst *RemoteMR, dstOff in
 	})
 }
 
-// FetchAndAddAsync is FetchAndAddWait's post; once Pending.Wait returned,
-// the old value is at resultOff of result, in host order.
+// FetchAndAddAsync is conn.Conn.FetchAndAddAsync's core; see there.
 func (c *Conn) FetchAndAddAsync(ctx context.Context, dst *RemoteMR, dstOff int, result *MR, resultOff int, add uint64) (Pending, error) {
 	const op = "fetch_and_add_async"
 	return c.sendLater(ctx, op, 1, func(cl *opClaim) error {
@@ -149,8 +144,7 @@ func (c *Conn) SendAsync(ctx context.Context, src *MR, off, n int) (Pending, err
 	})
 }
 
-// RecvAsync is RecvWait's post: Pending.Wait returns the receive's
-// completion once a message landed in dst.
+// RecvAsync is conn.Conn.RecvAsync's core; see there.
 func (c *Conn) RecvAsync(ctx context.Context, dst *MR, off, n int) (Pending, error) {
 	const op = "recv_async"
 	if c == nil {

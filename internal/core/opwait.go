@@ -111,8 +111,7 @@ func (c *Conn) WriteWait(ctx context.Context, dst *RemoteMR, dstOff int, src *MR
 	})
 }
 
-// WriteWithImmWait is WriteWithImm posted for the caller, returning once
-// it completed.
+// WriteWithImmWait is conn.Conn.WriteWithImmWait's core; see there.
 func (c *Conn) WriteWithImmWait(ctx context.Context, dst *RemoteMR, dstOff int, src *MR, srcOff, n int, imm uint32) error {
 	const op = "write_with_imm_wait"
 	return c.sendWait(ctx, op, 1, func(cl *opClaim) error {
@@ -120,8 +119,7 @@ func (c *Conn) WriteWithImmWait(ctx context.Context, dst *RemoteMR, dstOff int, 
 	})
 }
 
-// ReadWait is Read posted for the caller, returning once the bytes are in
-// dst.
+// ReadWait is conn.Conn.ReadWait's core; see there.
 func (c *Conn) ReadWait(ctx context.Context, dst *MR, dstOff int, src *RemoteMR, srcOff, n int) error {
 	const op = "read_wait"
 	return c.sendWait(ctx, op, 1, func(cl *opClaim) error {
@@ -137,8 +135,7 @@ func (c *Conn) FlushWait(ctx context.Context, dst *RemoteMR, dstOff, n int, typ 
 	})
 }
 
-// WriteAndFlushWait is WriteAndFlush posted for the caller (its chain's
-// two slots), returning once the flush completed.
+// WriteAndFlushWait is conn.Conn.WriteAndFlushWait's core; see there.
 func (c *Conn) WriteAndFlushWait(ctx context.Context, dst *RemoteMR, dstOff int, src *MR, srcOff, n int, typ rpma.FlushType) error {
 	const op = "write_and_flush_wait"
 	return c.sendWait(ctx, op, 2, func(cl *opClaim) error {
@@ -146,8 +143,7 @@ func (c *Conn) WriteAndFlushWait(ctx context.Context, dst *RemoteMR, dstOff int,
 	})
 }
 
-// AtomicWriteWait is AtomicWrite posted for the caller, returning once it
-// completed.
+// AtomicWriteWait is conn.Conn.AtomicWriteWait's core; see there.
 func (c *Conn) AtomicWriteWait(ctx context.Context, dst *RemoteMR, dstOff int, src [8]byte) error {
 	const op = "atomic_write_wait"
 	return c.sendWait(ctx, op, 1, func(cl *opClaim) error {
@@ -155,15 +151,13 @@ func (c *Conn) AtomicWriteWait(ctx context.Context, dst *RemoteMR, dstOff int, s
 	})
 }
 
-// CompareAndSwapWait is CompareAndSwap posted for the caller; once it
-// completed it returns the word's old value, read from result.
+// CompareAndSwapWait is conn.Conn.CompareAndSwapWait's core; see there.
 func (c *Conn) CompareAndSwapWait(ctx context.Context, dst *RemoteMR, dstOff int, result *MR, resultOff int, compare, swap uint64) (uint64, error) {
 	const op = "compare_and_swap_wait"
 	return c.remoteAtomicWait(ctx, op, ibv.OpAtomicCmpAndSwp, dst, dstOff, result, resultOff, compare, swap)
 }
 
-// FetchAndAddWait is FetchAndAdd posted for the caller; once it completed
-// it returns the word's old value, read from result.
+// FetchAndAddWait is conn.Conn.FetchAndAddWait's core; see there.
 func (c *Conn) FetchAndAddWait(ctx context.Context, dst *RemoteMR, dstOff int, result *MR, resultOff int, add uint64) (uint64, error) {
 	const op = "fetch_and_add_wait"
 	return c.remoteAtomicWait(ctx, op, ibv.OpAtomicFetchAdd, dst, dstOff, result, resultOff, add, 0)
@@ -181,8 +175,7 @@ func (c *Conn) remoteAtomicWait(ctx context.Context, op string, aop ibv.SendOp, 
 	return binary.NativeEndian.Uint64(result.buf[resultOff : resultOff+atomicSize]), nil
 }
 
-// SendWait is Send posted for the caller, returning once it completed
-// (the other side received it).
+// SendWait is conn.Conn.SendWait's core; see there.
 func (c *Conn) SendWait(ctx context.Context, src *MR, off, n int) error {
 	const op = "send_wait"
 	return c.sendWait(ctx, op, 1, func(cl *opClaim) error {
@@ -190,8 +183,7 @@ func (c *Conn) SendWait(ctx context.Context, src *MR, off, n int) error {
 	})
 }
 
-// SendWithImmWait is SendWithImm posted for the caller, returning once it
-// completed.
+// SendWithImmWait is conn.Conn.SendWithImmWait's core; see there.
 func (c *Conn) SendWithImmWait(ctx context.Context, src *MR, off, n int, imm uint32) error {
 	const op = "send_with_imm_wait"
 	return c.sendWait(ctx, op, 1, func(cl *opClaim) error {
@@ -199,8 +191,7 @@ func (c *Conn) SendWithImmWait(ctx context.Context, src *MR, off, n int, imm uin
 	})
 }
 
-// RecvWait posts a receive into dst at [off, off+n) for the caller and
-// returns its completion once a message has landed there.
+// RecvWait is conn.Conn.RecvWait's core; see there.
 func (c *Conn) RecvWait(ctx context.Context, dst *MR, off, n int) (WC, error) {
 	const op = "recv_wait"
 	if c == nil {

@@ -95,16 +95,13 @@ func NewPeer(dev *Device) (*Peer, error) {
 	return p, nil
 }
 
-// NativeAtomicWrite reports whether atomic writes are native
-// (ibv_wr_atomic_write) rather than emulated with an RDMA write.
+// NativeAtomicWrite is peer.Peer.NativeAtomicWrite's core; see there.
 func (p *Peer) NativeAtomicWrite() bool { return p != nil && p.nativeAtomicWrite }
 
-// NativeFlush reports whether flushes are native (ibv_wr_flush) rather than
-// emulated with an RDMA read.
+// NativeFlush is peer.Peer.NativeFlush's core; see there.
 func (p *Peer) NativeFlush() bool { return p != nil && p.nativeFlush }
 
-// ODP reports whether the device supports on-demand paging for RC reads and
-// writes.
+// ODP is peer.Peer.ODP's core; see there.
 func (p *Peer) ODP() bool { return p != nil && p.odp }
 
 // Device returns the device the peer was created on.
@@ -139,11 +136,7 @@ func (p *Peer) acquire(op string) error {
 // release unregisters a child.
 func (p *Peer) release() { p.children.Add(-1) }
 
-// Close mirrors rpma_peer_delete. It refuses, with an error matching
-// rpma.ErrProvider and EBUSY (what ibv_dealloc_pd would report), while
-// children are open; the peer then stays usable. When ibv_dealloc_pd
-// fails, the peer keeps its PD, is no longer usable, and Close may be
-// retried.
+// Close is peer.Peer.Close's core; see there.
 func (p *Peer) Close() error {
 	if p == nil {
 		return nil

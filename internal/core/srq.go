@@ -194,8 +194,7 @@ func (s *SRQ) Stats() rpma.SRQStats {
 	}
 }
 
-// Close mirrors rpma_srq_delete. It refuses, with an error matching
-// rpma.ErrProvider and EBUSY, while connections use the SRQ.
+// Close is srq.SRQ.Close's core; see there.
 func (s *SRQ) Close() error {
 	if s == nil {
 		return nil

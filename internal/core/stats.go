@@ -158,8 +158,7 @@ func (q *CQ) statsLocked() rpma.CQStats {
 	return s
 }
 
-// Stats returns the connection's counters (rpma.ConnStats), its CQs'
-// included; also after Close.
+// Stats is conn.Conn.Stats's core; see there.
 func (c *Conn) Stats() rpma.ConnStats {
 	if c == nil || c.dl == nil {
 		return rpma.ConnStats{}

@@ -103,3 +103,96 @@ func ExampleCQ_TryWait() {
 	// Device output:
 	// op context 1: <nil>; "copy me"
 }
+
+// A goroutine that busy-polls the CQs of many connections sweeps them:
+// one crossing into C polls them all, and GetWC then hands out what the
+// sweep found without crossing again. Here three connections each write
+// once, and one loop collects the three completions.
+func ExampleSweep() {
+	const addr, conns = "192.0.2.1", 3 // the VM's rxe device
+	dev, err := peer.DeviceForAddress(addr, rpma.IbvContextLocal)
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer dev.Close()
+	p, err := peer.New(dev)
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer p.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	mem, err := pmem.Alloc(4096)
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer mem.Close()
+	m, err := mr.Reg(p, mem.Bytes(), mr.UsageWriteDst|mr.UsageWriteSrc)
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer m.Dereg()
+	e, err := ep.Listen(p, addr, "0")
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer e.Shutdown()
+	served := make(chan struct{})
+	go func() {
+		defer close(served)
+		for range conns {
+			s, err := session.Accept(ctx, e, nil, m, peer.Cfg{})
+			if err != nil {
+				log.Fatal(err)
+			}
+			defer s.Close()
+			defer session.WaitForHangup(ctx, s)
+		}
+	}()
+	defer func() { <-served }() // runs after the hang-ups deferred below
+
+	var cqs []*cq.CQ
+	for i := range conns {
+		c, dst, err := session.Connect(ctx, p, addr, e.Port(), nil)
+		if err != nil {
+			log.Fatal(err)
+		}
+		defer c.Close()
+		defer session.Hangup(ctx, c)
+		if err := c.Write(dst, 8*i, m, 0, 8, rpma.CompletionAlways, uint64(10+i)); err != nil {
+			log.Fatal(err)
+		}
+		cqs = append(cqs, c.CQ())
+	}
+
+	s, err := cq.NewSweep(cqs...)
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer s.Close()
+	ready := make([]int, len(cqs))
+	var wcs [4]cq.WC
+	got := make([]uint64, conns)
+	for left := conns; left > 0; {
+		n, err := s.Poll(ready) // one crossing for every CQ
+		if err != nil {
+			log.Fatal(err)
+		}
+		for _, i := range ready[:n] {
+			k, err := cqs[i].GetWC(wcs[:]) // no crossing: the sweep polled
+			if err != nil {
+				continue // rpma.ErrNoCompletion: another goroutine took them
+			}
+			for _, wc := range wcs[:k] {
+				if wc.Err() != nil {
+					log.Fatal(wc.Err())
+				}
+				got[i] = wc.OpContext
+				left--
+			}
+		}
+	}
+	fmt.Println("op contexts by connection:", got)
+	// Device output:
+	// op contexts by connection: [10 11 12]
+}

@@ -82,4 +82,26 @@ static inline int rpma_reap(uintptr_t cq, uintptr_t out, int room) {
 	return room > 0 ? rpma_poll_cq(cq, out, room) : 0;
 }
 
+/*
+ * A request of rpma_poll_many: a CQ, where its completions go and how many
+ * fit (Go's ibv.Reap, field for field).
+ */
+struct rpma_sweep_req {
+	uintptr_t cq;
+	uintptr_t out;
+	intptr_t room;
+};
+
+/*
+ * rpma_poll_many polls the n CQs of reqs in one crossing, storing in got[i]
+ * how many completions reqs[i]'s poll got, or a negative value when it
+ * failed with none.
+ */
+static inline void rpma_poll_many(uintptr_t reqsh, uintptr_t goth, int n) {
+	const struct rpma_sweep_req *reqs = (const struct rpma_sweep_req *)reqsh;
+	int32_t *got = (int32_t *)goth;
+	for (int i = 0; i < n; i++)
+		got[i] = rpma_reap(reqs[i].cq, reqs[i].out, (int)reqs[i].room);
+}
+
 #endif

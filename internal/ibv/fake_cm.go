@@ -448,8 +448,8 @@ func (id *CMID) QPNum() uint32 {
 	return id.qp.num
 }
 
-// DestroyQP destroys the id's QP: the other side's requests to it fail
-// from then on.
+// DestroyQP destroys the id's QP, dropping what is outstanding: the other
+// side's requests to it get no answer from then on.
 func (id *CMID) DestroyQP() {
 	fab.Lock()
 	defer fab.Unlock()
@@ -461,7 +461,9 @@ func (id *CMID) destroyQP() {
 	if q == nil {
 		return
 	}
-	q.toError()
+	// What is outstanding is dropped without a completion: a destroyed
+	// QP completes nothing (close's waits end by their own wake-up).
+	q.state, q.held, q.recvs, q.waiting = QPStateErr, nil, nil, nil
 	q.dead = true
 	if q.srq != nil {
 		k := 0

@@ -378,7 +378,11 @@ func (q *QP) execute(w *wr) {
 		return
 	}
 	if p == nil || p.dead || p.state == QPStateErr {
-		fail(WCRetryExcErr, false)
+		// A peer in the error state drops what arrives without an
+		// answer: the request stays outstanding (rxe retries) until this
+		// QP fails.
+		h.timing = FakeNever
+		q.held = append(q.held, h)
 		return
 	}
 	switch w.op {

@@ -483,9 +483,10 @@ func (q *CQ) Poll(b *WCBuf, from, n int) (int, error) {
 
 // ReapInto says that a post reaps up to room completions of q into b from
 // its element from on. The fake encodes the CQ's key and from in cq, and
-// the buffer (a key of wcbufs) in out.
+// the buffer's address (its key in wcbufs: no integer becomes a pointer
+// again, which checkptr would refuse) in out.
 func (q *CQ) ReapInto(b *WCBuf, from, room int) Reap {
-	return Reap{cq: q.key | uintptr(from)<<32, out: uintptr(b.p), room: room}
+	return Reap{cq: q.key | uintptr(from)<<32, out: b.addr(0), room: room}
 }
 
 var wcbufs = map[uintptr]*WCBuf{} // live buffers by address (fab)

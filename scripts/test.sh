@@ -79,7 +79,7 @@ host() {
 	echo "host-fake: internal/core $(grep '"Package":"github.com/gorpma/rpma/internal/core"' "$out" |
 		grep -o 'coverage: [0-9.]*% of statements' | tail -1) (rpma_fake)"
 	rm -f "$out"
-	return $rc
+	return "$rc"
 }
 vm() {
 	local kernel=$1 pmem_mode=$2

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Static checks, run by `make lint` and as the first tier of `make test`:
-# gofmt, go vet (with and without the vmhost and rpma_inject tags), staticcheck, the rule
+# gofmt, go vet (with and without the vmhost, rpma_inject and rpma_fake tags), staticcheck, the rule
 # that only internal/ packages import "C", builds without cgo and for
 # other systems (the stubs must keep compiling), over every module of the
 # workspace; shellcheck over the scripts.
@@ -16,8 +16,13 @@ unformatted=$(gofmt -l "${gofiles[@]}")
 go vet "${workspace_pkgs[@]}" || fail "go vet"
 go vet -tags vmhost "${workspace_pkgs[@]}" || fail "go vet -tags vmhost"
 go vet -tags rpma_inject "${workspace_pkgs[@]}" || fail "go vet -tags rpma_inject"
+# The fake verbs layer (internal/ibv/fake*.go) replaces the cgo files with
+# and without cgo; only ibv and core have code of their own in that build.
+go vet -tags rpma_fake "${workspace_pkgs[@]}" || fail "go vet -tags rpma_fake"
+CGO_ENABLED=0 go vet -tags rpma_fake ./internal/ibv/ ./internal/core/ || fail "go vet -tags rpma_fake without cgo"
 go run honnef.co/go/tools/cmd/staticcheck@v0.8.2 "${workspace_pkgs[@]}" || fail "staticcheck"
 go run honnef.co/go/tools/cmd/staticcheck@v0.8.2 -tags rpma_inject ./internal/... || fail "staticcheck -tags rpma_inject"
+go run honnef.co/go/tools/cmd/staticcheck@v0.8.2 -tags rpma_fake ./internal/ibv/ ./internal/core/ || fail "staticcheck -tags rpma_fake"
 cgo=$(go list -f '{{if .CgoFiles}}{{.ImportPath}}{{end}}' "${workspace_pkgs[@]}" | grep -v '/internal/' || true)
 [ -z "$cgo" ] || fail "\"C\" imported outside internal/: $cgo"
 # Every package builds everywhere: without cgo (RDMA calls then return an

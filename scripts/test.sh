@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # The whole test suite, in three tiers, as `make test` runs it:
 #   lint     gofmt, vet, staticcheck, the cgo boundary, cross builds;
-#   host     unit tests on this machine (integration tests skip: no RDMA);
+#   host     unit tests on this machine (integration tests skip: no RDMA),
+#            then the packages that reach internal/ibv again against its
+#            fake (tag rpma_fake), printing internal/core's coverage;
 #   vm-6.12  the tests of every package that uses the device, inside the
 #            rxe VM on the 6.12 kernel (native atomic write), with -race,
 #            and an emulated NVDIMM as Device DAX; a skip is a failure there;
@@ -62,7 +64,22 @@ tier() {
 }
 
 host() {
-	go test -race -count=1 -json "${workspace_pkgs[@]}" 2>&1 | "$summary" -tier host -tally "$tally"
+	local rc=0
+	go test -race -count=1 -json "${workspace_pkgs[@]}" 2>&1 | "$summary" -tier host -tally "$tally" || rc=1
+	# The fake verbs layer (build tag rpma_fake, internal/ibv/fake*.go):
+	# internal/core's logic on the host, under -race, in seconds. Only the
+	# packages of internal/ whose tests reach package ibv: the others are
+	# the same build as above.
+	local fake_pkgs out
+	mapfile -t fake_pkgs < <(go list -tags rpma_fake -test -f '{{.ImportPath}} {{join .Deps " "}}' ./internal/... |
+		awk '$1 ~ /\.test$/ && / github.com\/gorpma\/rpma\/internal\/ibv( |$)/ {sub(/\.test$/, "", $1); print $1}' | sort -u)
+	out=$(mktemp)
+	go test -race -tags rpma_fake -count=1 -cover -json "${fake_pkgs[@]}" 2>&1 | tee "$out" |
+		"$summary" -tier host-fake -tally "$tally" || rc=1
+	echo "host-fake: internal/core $(grep '"Package":"github.com/gorpma/rpma/internal/core"' "$out" |
+		grep -o 'coverage: [0-9.]*% of statements' | tail -1) (rpma_fake)"
+	rm -f "$out"
+	return "$rc"
 }
 vm() {
 	local kernel=$1 pmem_mode=$2

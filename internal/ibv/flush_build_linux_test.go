@@ -1,4 +1,4 @@
-//go:build linux && cgo && !rpma_native_flush
+//go:build linux && cgo && !rpma_native_flush && !rpma_fake
 
 package ibv
 

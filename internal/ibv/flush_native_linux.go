@@ -1,4 +1,4 @@
-//go:build rpma_native_flush && linux && cgo
+//go:build rpma_native_flush && linux && cgo && !rpma_fake
 
 package ibv
 

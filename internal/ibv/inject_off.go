@@ -1,4 +1,4 @@
-//go:build !rpma_inject || !linux || !cgo
+//go:build (!rpma_inject || !linux || !cgo) && !(rpma_fake && linux)
 
 package ibv
 

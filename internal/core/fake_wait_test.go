@@ -1,0 +1,157 @@
+//go:build rpma_fake && linux
+
+package core
+
+import (
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/gorpma/rpma/internal/ibv"
+	"github.com/gorpma/rpma/rpma"
+)
+
+// CQ.WaitFor takes the completion of its op context only, and only once
+// it came; the others stay for GetWC.
+func TestFakeWaitFor(t *testing.T) {
+	p := fakePeer(t)
+	client, _ := fakePair(t, p, nil)
+	src, _, remote := fakeRegions(t, p, 64)
+	client.q.qp.SetFakeTiming(ibv.FakeLater)
+	a := rpma.CompletionAlways
+	require.NoError(t, client.Write(remote, 0, src, 0, 8, a, 1))
+	require.NoError(t, client.Write(remote, 8, src, 0, 8, a, 2))
+	ctx := fakeCtx(t)
+	got := make(chan WC, 1)
+	go func() {
+		wc, err := client.CQ().WaitFor(ctx, 2)
+		if err != nil {
+			wc.OpContext = 0
+		}
+		got <- wc
+	}()
+	select {
+	case <-got:
+		t.Fatal("WaitFor returned before the completion came")
+	case <-time.After(100 * time.Millisecond):
+	}
+	require.ErrorIs(t, client.CQ().TryWait(), rpma.ErrNoCompletion, "nothing came yet")
+	client.q.qp.SetFakeTiming(ibv.FakeNow)
+	require.Equal(t, 2, client.q.qp.FakeRelease())
+	require.Equal(t, uint64(2), (<-got).OpContext)
+	wc := fakeWaitOne(t, client.CQ())
+	require.Equal(t, uint64(1), wc.OpContext, "the other completion stays for GetWC")
+}
+
+// A waiting call on a full send queue waits for room, and gets it when a
+// completion frees a slot.
+func TestFakeWaitForRoom(t *testing.T) {
+	p := fakePeer(t)
+	prm := DefaultConnParams()
+	prm.SQSize, prm.CQSize = 2, 2
+	client, _ := fakePair(t, p, &prm)
+	src, _, remote := fakeRegions(t, p, 64)
+	client.q.qp.SetFakeTiming(ibv.FakeLater)
+	ctx := fakeCtx(t)
+	var ps []Pending
+	for i := 0; i < prm.SQSize; i++ {
+		pd, err := client.WriteAsync(ctx, remote, 0, src, 0, 8)
+		require.NoError(t, err, "async post %d", i)
+		ps = append(ps, pd)
+	}
+	done := make(chan error, 1)
+	go func() { done <- client.WriteWait(ctx, remote, 8, src, 0, 8) }()
+	select {
+	case err := <-done:
+		t.Fatalf("WriteWait returned (%v) with the queue full", err)
+	case <-time.After(100 * time.Millisecond):
+	}
+	client.q.qp.SetFakeTiming(ibv.FakeNow)
+	ibv.FakeRelease()
+	for _, pd := range ps {
+		_, err := pd.Wait(ctx)
+		require.NoError(t, err)
+	}
+	require.NoError(t, <-done)
+}
+
+// The other side's disconnect ends the waits of operations that never
+// complete: with ErrConnBroken once the flush is in.
+func TestFakeDisconnectEndsWaits(t *testing.T) {
+	p := fakePeer(t)
+	client, server := fakePair(t, p, nil)
+	src, _, remote := fakeRegions(t, p, 64)
+	client.q.qp.SetFakeTiming(ibv.FakeNever)
+	ctx := fakeCtx(t)
+	done := make(chan error, 2)
+	go func() { done <- client.WriteWait(ctx, remote, 0, src, 0, 8) }()
+	go func() {
+		_, err := client.CQ().WaitFor(ctx, 5)
+		done <- err
+	}()
+	require.NoError(t, client.Write(remote, 0, src, 0, 8, rpma.CompletionAlways, 5))
+	time.Sleep(50 * time.Millisecond)
+	require.NoError(t, server.Disconnect())
+	for i := 0; i < 2; i++ {
+		select {
+		case err := <-done:
+			require.ErrorIs(t, err, rpma.ErrConnBroken)
+		case <-ctx.Done():
+			t.Fatal("a wait did not end")
+		}
+	}
+	ev, err := client.TryNextEvent()
+	require.NoError(t, err)
+	require.Equal(t, rpma.ConnClosed, ev)
+}
+
+// The accessors and the non-blocking forms.
+func TestFakeAccessors(t *testing.T) {
+	p := fakePeer(t)
+	e, err := Listen(p, fakeIP, "0", nil)
+	require.NoError(t, err)
+	defer e.Close()
+	require.Equal(t, fakeIP, e.Addr().Addr().String())
+	require.GreaterOrEqual(t, e.FD(), 0)
+	_, err = e.TryNextConnReq(nil)
+	require.ErrorIs(t, err, rpma.ErrNoEvent)
+	require.Zero(t, e.Undecided())
+	require.Zero(t, e.Establishing())
+	require.Zero(t, e.Refused())
+
+	client, server := fakePair(t, p, nil)
+	require.True(t, server.IsPassive())
+	require.False(t, client.IsPassive())
+	require.Equal(t, server.LocalAddr().Port(), client.PeerAddr().Port())
+	require.False(t, client.NativeAtomicWrite())
+	require.False(t, client.NativeFlush())
+	require.Nil(t, client.SRQ())
+	require.False(t, client.DirectWriteToPMem())
+	require.False(t, client.CQ().IsShared())
+	_, err = client.TryNextEvent()
+	require.ErrorIs(t, err, rpma.ErrNoEvent)
+	_, _, err = client.TryWait()
+	require.Error(t, err, "no shared channel")
+	fd, err := client.CompFD()
+	require.Error(t, err)
+	require.Equal(t, -1, fd)
+	require.GreaterOrEqual(t, client.EventFD(), 0)
+
+	m, err := RegMR(p, make([]byte, 128), UsageWriteDst|UsageFlushVisibility)
+	require.NoError(t, err)
+	defer m.Close()
+	require.Equal(t, 128, m.Size())
+	require.NotZero(t, m.Addr())
+	require.Equal(t, UsageWriteDst|UsageFlushVisibility, m.Usage())
+	require.NotZero(t, m.Access())
+	require.False(t, m.ODP())
+	require.NoError(t, m.Advise(0, 64, ibv.AdvisePrefetchWrite, ibv.AdviseFlagFlush))
+	d := m.Descriptor()
+	r, err := RemoteFromDescriptor(d[:])
+	require.NoError(t, err)
+	require.Equal(t, uint64(128), r.Size())
+	require.Equal(t, m.Usage(), r.Usage())
+	require.Equal(t, m.Addr(), r.Addr())
+	_ = r.FlushType()
+}

@@ -501,10 +501,20 @@ func reap(r Reap) int {
 	if q == nil || b == nil {
 		return 0
 	}
-	from := int(r.cq >> 32)
 	if injectHit(sitePollCQ) != 0 {
 		return 0
 	}
+	return reapNoInject(r)
+}
+
+// reapNoInject is reap once its injection site was passed (fab held).
+func reapNoInject(r Reap) int {
+	q := cqs[r.cq&0xffffffff]
+	b := wcbufs[r.out]
+	if r.room <= 0 || q == nil || b == nil {
+		return 0
+	}
+	from := int(r.cq >> 32)
 	return q.poll(b.wcs[from : from+r.room])
 }
 
@@ -588,4 +598,21 @@ func (q *CQ) Key() uintptr {
 		return 0
 	}
 	return q.key
+}
+
+// Poll polls the first n CQs of s, as rpma_poll_many does: Got[i] is
+// how many completions Reqs[i]'s poll got, or -1 when an injected
+// POLL_CQ failure made it fail.
+func (s *Sweep) Poll(n int) {
+	fab.Lock()
+	defer fab.Unlock()
+	for i := range min(n, len(s.Reqs)) {
+		r := s.Reqs[i]
+		if r.room > 0 && injectHit(sitePollCQ) != 0 {
+			s.Got[i] = -1
+			continue
+		}
+		r.room = max(r.room, 0)
+		s.Got[i] = int32(reapNoInject(r))
+	}
 }

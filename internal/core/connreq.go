@@ -117,7 +117,7 @@ func createQueues(op string, p *Peer, id *ibv.CMID, prm *ConnParams, ev *connEve
 		return queues{}, err
 	}
 	var err error
-	q.dl = &dataLock{tune: p.tune}
+	q.dl = &dataLock{tune: p.tune, period: yieldCounts.Load()}
 	var sharedCh *ibv.CompChannel
 	if prm.SharedCompChannel {
 		if q.shared, err = newSharedChannel(op, p.ctx, ev, p.tune); err != nil {

@@ -43,6 +43,7 @@ type dataLock struct {
 	mu        sync.Mutex
 	closed    bool   // set by Close, under mu: posts and polls refuse from then on
 	lastYield uint64 // tsc.Read at the connection's last yield (yield.go)
+	period    uint64 // yieldCounts when it was made, last yielded or blocked
 	tune      Tuning // its peer's, when it was created (tuning.go)
 	stats     dataCounters
 }

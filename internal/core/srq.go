@@ -96,7 +96,7 @@ func newSRQ(op string, p *Peer, rqSize, rcqSize int) (*SRQ, error) {
 		return nil, providerMsg(op, err, "max_wr=%d, max_sge=1", rqSize)
 	}
 	s := &SRQ{peer: p, srq: srq, size: rqSize}
-	s.dl.tune = p.tune
+	s.dl.tune, s.dl.period = p.tune, yieldCounts.Load()
 	var budget *cqBudget
 	if rcqSize > 0 {
 		if s.rcq, err = newCQ(op, p.ctx, &s.dl, rcqSize, nil); err != nil {

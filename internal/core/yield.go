@@ -87,7 +87,7 @@ func (d *dataLock) unlockAfterCrossing() {
 func (d *dataLock) blocked() {
 	now := tsc.Read()
 	d.mu.Lock()
-	d.lastYield = now
+	d.lastYield, d.period = now, yieldCounts.Load()
 	d.mu.Unlock()
 }
 
@@ -98,11 +98,20 @@ var gosched = goyield
 // yieldDue (d.mu held) reports whether a goroutine that crossed at now
 // should yield, and if so counts the yield from now.
 func (d *dataLock) yieldDue(now uint64) bool {
-	if d.tune.NoYield || now-d.lastYield < yieldCounts.Load() {
+	if d.tune.NoYield || now-d.lastYield < d.period {
 		return false
 	}
+	d.yieldAt(now)
+	return true
+}
+
+// yieldAt counts a yield due at now (d.mu held): out of yieldDue, so that
+// yieldDue stays small enough to inline into the posts.
+//
+//go:noinline
+func (d *dataLock) yieldAt(now uint64) {
 	d.lastYield = now
 	d.stats.yields++
 	yieldMeasure()
-	return true
+	d.period = yieldCounts.Load()
 }

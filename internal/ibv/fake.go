@@ -491,8 +491,14 @@ func (q *CQ) ReapInto(b *WCBuf, from, room int) Reap {
 
 var wcbufs = map[uintptr]*WCBuf{} // live buffers by address (fab)
 
-// reap polls as r says (fab held) and returns how many.
-func reap(r Reap) int {
+// reap is a post's poll as r says (fab held): how many it got, 0 when it
+// failed (a post's reap leaves a failure to GetWC, as rpma_post_result
+// does).
+func reap(r Reap) int { return max(pollReap(r), 0) }
+
+// pollReap polls as r says (fab held) and returns how many, or -1 when an
+// injected POLL_CQ failure made the poll fail (rpma_reap's negative).
+func pollReap(r Reap) int {
 	if r.room <= 0 {
 		return 0
 	}
@@ -502,17 +508,7 @@ func reap(r Reap) int {
 		return 0
 	}
 	if injectHit(sitePollCQ) != 0 {
-		return 0
-	}
-	return reapNoInject(r)
-}
-
-// reapNoInject is reap once its injection site was passed (fab held).
-func reapNoInject(r Reap) int {
-	q := cqs[r.cq&0xffffffff]
-	b := wcbufs[r.out]
-	if r.room <= 0 || q == nil || b == nil {
-		return 0
+		return -1
 	}
 	from := int(r.cq >> 32)
 	return q.poll(b.wcs[from : from+r.room])
@@ -607,12 +603,6 @@ func (s *Sweep) Poll(n int) {
 	fab.Lock()
 	defer fab.Unlock()
 	for i := range min(n, len(s.Reqs)) {
-		r := s.Reqs[i]
-		if r.room > 0 && injectHit(sitePollCQ) != 0 {
-			s.Got[i] = -1
-			continue
-		}
-		r.room = max(r.room, 0)
-		s.Got[i] = int32(reapNoInject(r))
+		s.Got[i] = int32(pollReap(s.Reqs[i]))
 	}
 }

@@ -17,7 +17,7 @@ type Sweep struct {
 	buf    *ibv.Sweep
 	polled []int       // the index in qs of each of buf's requests
 	locked []*dataLock // the locks this sweep holds
-	stash  []bool      // whether qs[i] has completions in its stash
+	held   []bool      // whether this sweep holds qs[i]'s lock
 	closed bool
 }
 
@@ -42,7 +42,7 @@ func NewSweep(qs []*CQ) (*Sweep, error) {
 		buf:    ibv.NewSweep(len(qs)),
 		polled: make([]int, len(qs)),
 		locked: make([]*dataLock, 0, len(qs)),
-		stash:  make([]bool, len(qs)),
+		held:   make([]bool, len(qs)),
 	}, nil
 }
 
@@ -67,9 +67,8 @@ func (s *Sweep) Poll(ready []int) (int, error) {
 	n := 0
 	s.locked = s.locked[:0]
 	for i, q := range s.qs {
-		s.stash[i] = false
-		d := q.dl
-		if d == nil || !s.lock(d) {
+		s.held[i] = q.dl != nil && s.lock(q.dl)
+		if !s.held[i] {
 			continue
 		}
 		if room := len(q.stash) - q.n; room > 0 {
@@ -89,20 +88,15 @@ func (s *Sweep) Poll(ready []int) (int, error) {
 			err = provider(op, ibv.PollError())
 		}
 	}
+	w := 0
 	for i, q := range s.qs {
-		if q.dl != nil && s.holds(q.dl) && q.n > 0 {
-			s.stash[i] = true
+		if s.held[i] && q.n > 0 && w < len(ready) {
+			ready[w] = i
+			w++
 		}
 	}
 	for _, d := range s.locked {
 		d.mu.Unlock()
-	}
-	w := 0
-	for i, r := range s.stash {
-		if r && w < len(ready) {
-			ready[w] = i
-			w++
-		}
 	}
 	return w, err
 }

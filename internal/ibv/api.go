@@ -53,7 +53,6 @@ type cqAPI interface {
 	Same(*CQ) bool
 	CQE() int
 	ReqNotify(bool) error
-	AckEvents(int)
 	Poll(*WCBuf, int, int) (int, error)
 	ReapInto(*WCBuf, int, int) Reap
 	Resize(int) error

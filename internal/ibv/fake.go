@@ -437,9 +437,6 @@ func (q *CQ) ReqNotify(solicitedOnly bool) error {
 	return nil
 }
 
-// AckEvents does nothing: GetCQEventRearm acknowledges.
-func (q *CQ) AckEvents(int) {}
-
 // push adds a completion (fab held): an event when armed; a full CQ loses
 // it and reports IBV_EVENT_CQ_ERR, as rxe does.
 func (q *CQ) push(wc WC) {

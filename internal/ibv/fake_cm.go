@@ -336,19 +336,37 @@ func (id *CMID) disconnect() error {
 	if id.qp != nil {
 		id.qp.toError()
 	}
-	if !id.gotDREQ {
-		// This side starts: it hears of the end when the other answers
-		// (its DREP), which the fake does at once.
-		id.ch.push(CMEvent{Type: EventDisconnected, ID: id})
-		if o := id.other; o != nil && !o.dead {
-			o.gotDREQ = true
-			if o.qp != nil {
-				o.qp.toError()
-			}
-			o.ch.push(CMEvent{Type: EventDisconnected, ID: o})
-		}
+	o := id.other
+	if id.gotDREQ {
+		// This side answers (IB's DREP): the side that started hears
+		// of the end now.
+		id.answerDREQ()
+		return nil
 	}
+	if o == nil || o.dead {
+		// No one to answer: the DREQ times out (after seconds on a real
+		// device; at once here) and this side hears of the end.
+		id.ch.push(CMEvent{Type: EventDisconnected, ID: id})
+		return nil
+	}
+	// This side starts (IB's DREQ): the other side gets DISCONNECTED and
+	// its QP fails; this side gets DISCONNECTED only when the other
+	// answers, with its own rdma_disconnect or rdma_destroy_id, as IB's
+	// CM does (the conformance table checks it against rxe).
+	o.gotDREQ = true
+	if o.qp != nil {
+		o.qp.toError()
+	}
+	o.ch.push(CMEvent{Type: EventDisconnected, ID: o})
 	return nil
+}
+
+// answerDREQ tells the side that disconnected first that id, which got
+// its DREQ, has answered (fab held).
+func (id *CMID) answerDREQ() {
+	if o := id.other; o != nil && !o.dead && o.sentDREQ {
+		o.ch.push(CMEvent{Type: EventDisconnected, ID: o})
+	}
 }
 
 // FakeDisconnect ends the connection from the other side of id, as a peer
@@ -501,8 +519,11 @@ func (id *CMID) Destroy() error {
 	switch {
 	case o == nil || o.dead:
 	case id.connected:
-		if !id.sentDREQ && !id.gotDREQ {
+		switch {
+		case !id.sentDREQ && !id.gotDREQ:
 			id.disconnect()
+		case id.gotDREQ && !id.sentDREQ:
+			id.answerDREQ() // destroying the id answers the DREQ
 		}
 	case id.listener != nil && !id.accepted && !id.rejected:
 		o.other = nil

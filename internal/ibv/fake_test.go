@@ -247,8 +247,9 @@ func TestFakeConformance(t *testing.T) {
 		require.NotZero(t, wcs[0].WCFlags&WCWithImm)
 		require.Equal(t, "payload", string(s.buf[:7]))
 		require.NoError(t, c.id.Disconnect())
-		nextEvent(t, c.ch, EventDisconnected)
 		nextEvent(t, s.ch, EventDisconnected)
+		require.NoError(t, s.id.Disconnect(), "the answer")
+		nextEvent(t, c.ch, EventDisconnected)
 		require.Error(t, c.id.Disconnect(), "a second disconnect")
 	})
 

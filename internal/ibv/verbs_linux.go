@@ -281,9 +281,6 @@ func (q *CQ) ReqNotify(solicitedOnly bool) error {
 	return nil
 }
 
-// AckEvents acknowledges n completion events (ibv_ack_cq_events).
-func (q *CQ) AckEvents(n int) { C.ibv_ack_cq_events(q.c, C.uint(n)) }
-
 // Poll polls up to n completions into b from its element from on, in one
 // crossing (ibv_poll_cq), and returns how many it got. ibv_poll_cq
 // reports failure without errno; the error then carries EIO.

@@ -55,9 +55,6 @@ func (q *CQ) CQE() int { return 0 }
 // ReqNotify returns ErrNotSupported in this build.
 func (q *CQ) ReqNotify(bool) error { return ErrNotSupported }
 
-// AckEvents does nothing.
-func (q *CQ) AckEvents(int) {}
-
 // Poll returns ErrNotSupported in this build.
 func (q *CQ) Poll(*WCBuf, int, int) (int, error) { return 0, ErrNotSupported }
 

@@ -42,6 +42,14 @@ func TestMain(m *testing.M) {
 	os.Exit(code)
 }
 
+// bootsAlongside marks a test whose one VM checks what it prints, not
+// when: such tests run two at a time (go test's -parallel, GOMAXPROCS: a
+// VM a core on the machines make test runs on), after the others, which
+// time something, boot two nodes or count on a quiet machine. It took
+// the package from 497 s towards the sum of the others plus half of
+// these (about 110 s of boots, one after the other).
+func bootsAlongside(t *testing.T) { t.Parallel() }
+
 type result struct {
 	code           int
 	stdout, stderr string
@@ -72,11 +80,13 @@ func runVM(t *testing.T, env []string, args ...string) result {
 // reports only success or failure would give 1). Status 0 is every other
 // test's.
 func TestExitCodesPropagate(t *testing.T) {
+	bootsAlongside(t)
 	r := runVM(t, nil, "--", "sh", "-c", "exit 42")
 	require.Equal(t, 42, r.code, "stderr: %s", r.stderr)
 }
 
 func TestCommandNotFound(t *testing.T) {
+	bootsAlongside(t)
 	r := runVM(t, nil, "--", "no-such-command-rxevm")
 	require.Equal(t, 127, r.code)
 	require.Contains(t, r.stderr, "no-such-command-rxevm")
@@ -85,6 +95,7 @@ func TestCommandNotFound(t *testing.T) {
 // TestRelativeCommandPath: a relative path is relative to the caller's
 // working directory, as on the host.
 func TestRelativeCommandPath(t *testing.T) {
+	bootsAlongside(t)
 	dir := t.TempDir()
 	require.NoError(t, os.WriteFile(filepath.Join(dir, "hello.sh"), []byte("#!/bin/sh\necho relative-ok\n"), 0o755))
 	c := exec.Command(rxevm, "--", "./hello.sh")
@@ -95,6 +106,7 @@ func TestRelativeCommandPath(t *testing.T) {
 }
 
 func TestStdoutAndStderrStaySeparate(t *testing.T) {
+	bootsAlongside(t)
 	r := runVM(t, nil, "--", "sh", "-c", "echo to-out; echo to-err >&2; echo more-out")
 	require.Equal(t, 0, r.code, r.stderr)
 	require.Equal(t, "to-out\nmore-out\n", r.stdout, "stdout carries only the command's stdout")
@@ -102,6 +114,7 @@ func TestStdoutAndStderrStaySeparate(t *testing.T) {
 }
 
 func TestEnvironmentDirAndDevice(t *testing.T) {
+	bootsAlongside(t)
 	dir := t.TempDir()
 	cmd := `pwd; echo "foo=$RXEVM_TEST_FOO"; echo "ip=$RPMA_TEST_IP"; echo "req=$RPMA_TEST_REQUIRE_RXE"; ` +
 		`echo "kernel=$RPMA_TEST_KERNEL"; uname -r; cat /sys/class/infiniband/rxe0/ports/1/state; ` +
@@ -132,6 +145,7 @@ const clocksource = "/sys/devices/system/clocksource/clocksource0/current_clocks
 // an emulated device access. The same command line makes a soft lockup
 // panic the guest, so a hung kernel ends its VM.
 func TestGuestClockIsTSC(t *testing.T) {
+	bootsAlongside(t)
 	r := runVM(t, nil, "-kernel", "6.1", "--", "cat", clocksource, "/proc/sys/kernel/softlockup_panic")
 	require.Equal(t, 0, r.code, r.stderr)
 	require.Equal(t, "tsc\n1\n", r.stdout)
@@ -160,6 +174,7 @@ func TestICountCountsInstructions(t *testing.T) {
 }
 
 func TestTmpSharedRootReadOnly(t *testing.T) {
+	bootsAlongside(t)
 	dir := t.TempDir() // under TMPDIR: shared read-write
 	marker := "/etc/rxevm-overlay-test-" + strconv.Itoa(os.Getpid())
 	r := runVM(t, nil, "--", "sh", "-c",
@@ -189,6 +204,7 @@ func TestBootFailure(t *testing.T) {
 }
 
 func TestGuestCrashGivesNoStatus(t *testing.T) {
+	bootsAlongside(t)
 	r := runVM(t, nil, "--", "sh", "-c", "echo c > /proc/sysrq-trigger; sleep 60")
 	require.Equal(t, 123, r.code, r.stderr)
 	require.Contains(t, r.stderr, "no status")
@@ -264,6 +280,7 @@ func childrenOf(t *testing.T, pid int) []int {
 // for lack of RDMA fails instead. The rdmatest helpers' own test binary,
 // pointed at an empty sysfs, plays the test without RDMA.
 func TestRequireRXEFailsSkippingTests(t *testing.T) {
+	bootsAlongside(t)
 	bin := filepath.Join(t.TempDir(), "rdmatest.test")
 	out, err := exec.Command("go", "test", "-c", "-o", bin, "../../internal/rdmatest").CombinedOutput()
 	require.NoError(t, err, string(out))
@@ -373,6 +390,7 @@ func TestPMemSurvivesPowerLoss(t *testing.T) {
 }
 
 func TestPMemFsDAX(t *testing.T) {
+	bootsAlongside(t)
 	r := runVM(t, nil, "-pmem", "64M", "-pmem-mode", "fsdax", "--", "sh", "-c",
 		`echo "$RPMA_TEST_PMEM $RPMA_TEST_PMEM_MODE"; grep " $RPMA_TEST_PMEM " /proc/mounts`)
 	require.Equal(t, 0, r.code, r.stderr)

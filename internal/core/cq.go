@@ -82,6 +82,9 @@ type CQ struct {
 	// its length, read without the lock by calls about to post.
 	roomq       []*opClaim
 	roomWaiters atomic.Int32
+	// callers counts the per-operation calls in progress on the CQ
+	// (runWait), for their turn-taking (tuning.go).
+	callers atomic.Int32
 
 	// Reaping (see reapRoom): consecutive posts whose reap found nothing
 	// or that did not reap.

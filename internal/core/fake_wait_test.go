@@ -3,6 +3,10 @@
 package core
 
 import (
+	"errors"
+	"runtime"
+	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -154,4 +158,68 @@ func TestFakeAccessors(t *testing.T) {
 	require.Equal(t, m.Usage(), r.Usage())
 	require.Equal(t, m.Addr(), r.Addr())
 	_ = r.FlushType()
+}
+
+// The waiting calls take turns: where every operation completes inside
+// its post (the fake's FakeNow, 6.1's loopback rxe), no call parks, and a
+// goroutine looping on calls would keep its P for a whole time slice
+// while the others wait. With the turn-taking (runWait's yield), between
+// two of one goroutine's calls the others complete a bounded number of
+// theirs. Counted in calls, not timed; on one P, so that the turns are
+// the scheduler's run queue's alone (with two, a goroutine can also wait
+// on the data lock, which sync.Mutex bounds at 1 ms by its starvation
+// mode).
+func TestFakeWaitingCallsTakeTurns(t *testing.T) {
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(1))
+	const (
+		G     = 8
+		calls = 200
+		// The most calls of others between two of one goroutine's: about
+		// G-1 when the turns go round; a goroutine that kept its P makes
+		// the others wait for hundreds.
+		maxGap = 8 * G
+	)
+	p := fakePeer(t)
+	client, _ := fakePair(t, p, nil)
+	src, _, remote := fakeRegions(t, p, 8*G)
+	ctx := fakeCtx(t)
+	var (
+		seq  atomic.Int64
+		wg   sync.WaitGroup
+		seqs [G][]int64
+		errs [G]error
+	)
+	start := make(chan struct{})
+	for g := range G {
+		wg.Go(func() {
+			<-start
+			for range calls {
+				if err := client.WriteWait(ctx, remote, 8*g, src, 8*g, 8); err != nil {
+					errs[g] = err
+					return
+				}
+				seqs[g] = append(seqs[g], seq.Add(1))
+			}
+		})
+	}
+	close(start)
+	wg.Wait()
+	require.NoError(t, errors.Join(errs[:]...))
+	// From the moment every goroutine has made its first call: before
+	// it, the goroutines not yet scheduled are not calling, and the
+	// others need not wait for them.
+	begun := int64(0)
+	for g := range G {
+		begun = max(begun, seqs[g][0])
+	}
+	worst := int64(0)
+	for g := range G {
+		for i := 1; i < len(seqs[g]); i++ {
+			if seqs[g][i-1] >= begun {
+				worst = max(worst, seqs[g][i]-seqs[g][i-1]-1)
+			}
+		}
+	}
+	t.Logf("the most calls of others between two of one goroutine's: %d (G=%d)", worst, G)
+	require.LessOrEqual(t, worst, int64(maxGap), "a goroutine waited behind %d calls of others", worst)
 }

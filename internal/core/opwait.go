@@ -39,11 +39,22 @@ func (c *Conn) runWait(ctx context.Context, op string, q *CQ, recv bool, need ui
 		return WC{}, errClosed(op, "connection")
 	}
 	defer q.exit()
+	q.callers.Add(1)
 	cl, err := q.postClaimed(ctx, op, recv, need, post)
 	if err != nil {
+		q.callers.Add(-1)
 		return WC{}, err
 	}
-	return q.awaitClaim(ctx, cl)
+	wc, err := q.awaitClaim(ctx, cl)
+	if q.callers.Load() > 1 {
+		// Other calls are in progress: let their goroutines run before
+		// this one calls again (the turn-taking, tuning.go). This call
+		// counts as in progress until after its yield, so that a
+		// goroutine that yielded makes the others yield too.
+		gosched()
+	}
+	q.callers.Add(-1)
+	return wc, err
 }
 
 // postClaimed posts with post for a new claim of q, waiting for room

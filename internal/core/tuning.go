@@ -56,6 +56,21 @@ const gateIdleMax = 4
 // operation to 1.84-1.88).
 const sleepsMax = 4
 
+// The waiting calls' turn-taking (opwait.go, runWait) has no threshold:
+// a per-operation call that returns while other such calls are in
+// progress on its CQ yields (gosched) before it returns. Where operations
+// complete inside their post (6.1's loopback rxe; any device when the
+// completion is already there), no call ever parks, and without the
+// yield a goroutine looping on calls keeps its P until the busy poller's
+// yield (every yieldPeriod) or sysmon's 10 ms preemption, while the
+// others wait: BenchmarkGoroutines/Write64/G=64 on 6.1 measured a p50 of
+// 33 us and a p99.9 of 95 ms without it, 6.1 ms and 27 ms with it, at
+// the same throughput (102 and 104 us per operation; doc/goroutines.md).
+// A call counts as in progress until after its yield, so that goroutines
+// that take turns keep seeing each other. A call that parked was already
+// descheduled; its yield costs one trip through the scheduler. One
+// goroutine alone never yields (TestFakeWaitingCallsTakeTurns).
+
 // The quieter's first look (waiter.go, quieter) has no threshold: a
 // park's first callback looks at the stash, without a system call, before
 // it reads the fd.

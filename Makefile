@@ -33,9 +33,10 @@ test: setup
 
 # Go vs C librpma (and perftest), side by side in VMs (doc/performance.md):
 # latency on rxe's loopback and over a two-node wire, many connections,
-# bandwidth and message size, and a scheduler trace on 6.12. Every script
+# bandwidth and message size, a scheduler trace on 6.12, and many
+# goroutines on one connection (doc/goroutines.md). Every script
 # runs even if one before it failed; the target fails if any did.
-BENCH_SCRIPTS := bench bench-2node bench-scale bench-bw bench-sched
+BENCH_SCRIPTS := bench bench-2node bench-scale bench-bw bench-sched bench-goroutines
 bench: setup
 	@status=0; for s in $(BENCH_SCRIPTS); do \
 		echo "=== make bench: scripts/$$s.sh"; \

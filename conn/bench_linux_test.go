@@ -85,6 +85,8 @@ type benchEnv struct {
 	src, dst       *mr.Local
 	rdst           *mr.Remote
 	wcs            []cq.WC
+	peer           *peer.Peer
+	dstMem         []byte // dst's memory
 }
 
 func newBenchEnv(tb testing.TB) *benchEnv {
@@ -158,7 +160,8 @@ func newTunedBenchPair(tb, owner testing.TB, half int, cfg *conn.Config, emulate
 		require.NoError(owner, p.Close())
 		require.NoError(owner, dev.Close())
 	})
-	return &benchEnv{client: client, server: server, src: src, dst: dst, rdst: rdst, wcs: make([]cq.WC, 8)}
+	return &benchEnv{client: client, server: server, src: src, dst: dst, rdst: rdst, wcs: make([]cq.WC, 8),
+		peer: p, dstMem: mem.Bytes()[half:]}
 }
 
 // spin busy-polls q until it has delivered n completions, without

@@ -1,0 +1,60 @@
+#!/usr/bin/env bash
+# Many goroutines on one connection (`make bench`; doc/goroutines.md):
+# conn's BenchmarkGoroutines (conn/bench_goroutines_linux_test.go) in one
+# rxe VM per kernel, BENCH_ROUNDS times: the per-operation waiting calls
+# (WriteWait, ReadWait, WriteAndFlushWait to persistence) from G = 1, 4,
+# 16 and 64 goroutines, the one-goroutine post and busy poll of the
+# mirror (Raw), and a hand-written dispatcher over the mirror's calls.
+# Per operation: ns/op (wall time over the operations: the inverse of the
+# throughput), cgo crossings, the stamped p50, p99 and p99.9, allocations.
+# Then a table of the medians over the rounds.
+#
+#   BENCH_KERNELS="6.1 6.12"  the VMs' kernels, one VM at a time
+#   BENCH_ROUNDS=3            runs of the benchmark in each VM
+#   BENCH_ITERS=2000          operations per sub-benchmark (all goroutines)
+#   BENCH_ICOUNT=1            count instead of time: rxevm -icount, one
+#                             vCPU, every ns is one guest instruction
+#   BENCH_VM_TIMEOUT=10m      rxevm's timeout for each VM
+#
+# Raw outputs: bin/bench/goroutines-KERNEL/ (round-N.txt, table.md). The
+# exit status is non-zero when a VM or a run failed.
+set -uo pipefail
+cd "$(dirname "$0")/.." || exit 1
+root=$PWD
+rounds=${BENCH_ROUNDS:-3} iters=${BENCH_ITERS:-2000}
+go build -o bin/rxevm ./cmd/rxevm || exit 1
+mkdir -p bin/bench
+go test -c -o bin/bench/conn.test ./conn || exit 1
+icount=()
+[ "${BENCH_ICOUNT:-}" = 1 ] && icount=(-icount)
+status=0
+for k in ${BENCH_KERNELS:-6.1 6.12}; do
+	out=$root/bin/bench/goroutines-$k
+	rm -rf "$out" && mkdir -p "$out"
+	# One VM: the rounds run one after the other inside it.
+	script="for r in \$(seq 1 $rounds); do $root/bin/bench/conn.test -test.run '^\$' -test.bench '^BenchmarkGoroutines\$' -test.benchtime ${iters}x -test.benchmem >$out/round-\$r.txt 2>&1 || exit 1; done"
+	if ! bin/rxevm -kernel "$k" "${icount[@]}" -timeout "${BENCH_VM_TIMEOUT:-10m}" -- sh -c "$script"; then
+		echo "bench-goroutines: the $k VM failed" >&2
+		status=1
+		continue
+	fi
+	# The median of each metric over the rounds, per sub-benchmark.
+	cat "$out"/round-*.txt | awk -v rounds="$rounds" -v kernel="$k" '
+		/^BenchmarkGoroutines\// {
+			name = $1; sub(/^BenchmarkGoroutines\//, "", name); sub(/-[0-9]+$/, "", name)
+			if (!(name in seen)) { seen[name] = 1; order[++n] = name }
+			for (i = 3; i < NF; i += 2) { m = $(i + 1); v[name, m, ++c[name, m]] = $i; if (!(m in mseen)) { mseen[m] = 1; metrics[++nm] = m } }
+		}
+		function median(name, m,    k, a, i, j, t) {
+			k = c[name, m]; for (i = 1; i <= k; i++) a[i] = v[name, m, i] + 0
+			for (i = 1; i <= k; i++) for (j = i + 1; j <= k; j++) if (a[j] < a[i]) { t = a[i]; a[i] = a[j]; a[j] = t }
+			return k ? a[int((k + 1) / 2)] : "-"
+		}
+		END {
+			printf "BenchmarkGoroutines on %s, medians of %d rounds\n\n| row |", kernel, rounds
+			for (j = 1; j <= nm; j++) printf " %s |", metrics[j]
+			printf "\n|---|"; for (j = 1; j <= nm; j++) printf "---:|"; printf "\n"
+			for (i = 1; i <= n; i++) { printf "| %s |", order[i]; for (j = 1; j <= nm; j++) printf " %s |", median(order[i], metrics[j]); printf "\n" }
+		}' | tee "$out/table.md"
+done
+exit $status

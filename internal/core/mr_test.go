@@ -114,10 +114,10 @@ func TestWorkQueueAccounting(t *testing.T) {
 	q := newWorkQueue(4, c, &qpState{}, errSQFull)
 	require.Len(t, q.ring, 4)
 	for i := 0; i < 4; i++ {
-		s, err := q.reserve(1)
+		p, err := q.open(1)
 		require.NoError(t, err)
-		require.Equal(t, uint64(i), s)
-		q.set(s, uint64(100+i), i == 3)
+		require.Equal(t, uint64(i), p.s)
+		*p.record(0) = wrSlot{ctx: uint64(100 + i), user: i == 3}
 	}
 	_, err := q.reserve(1)
 	require.ErrorIs(t, err, errSQFull)

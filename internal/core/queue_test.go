@@ -52,9 +52,12 @@ func TestReserveAgainstModel(t *testing.T) {
 					q.complete(q.retired + uint64(rng.Int63n(int64(q.posted-q.retired))))
 				}
 			case op < 9: // the liveness probe: a slot beyond depth, no budget
-				if !q.probing {
-					q.probing, q.probeSeq = true, q.posted
-					q.posted++
+				was := q.probing
+				p, ok := q.reserveProbe()
+				require.Equal(t, !was, ok, "run %d step %d: one probe outstanding at a time", run, step)
+				if ok && rng.Intn(4) == 0 { // its post failed
+					p.rollback(0, 1, p.saved)
+					require.False(t, q.probing, "run %d step %d: a rolled-back probe is not outstanding", run, step)
 				}
 			default: // CQ.Resize: down to what is outstanding and reserved, or up
 				b.capacity = max(b.used+b.reserved, int64(1+rng.Intn(16)))

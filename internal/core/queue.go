@@ -172,10 +172,14 @@ type workQueue struct {
 	abandoned map[uint64]func()
 }
 
-func newWorkQueue(depth int, cq *CQ, qp *qpState, full error) *workQueue {
+// newWorkQueue makes the accounting of a queue of depth requests, with
+// extra slots beyond depth (the liveness probe's, reserveProbe): the ring
+// holds depth+extra, as many as can be outstanding at once, so that no
+// outstanding request's slot is another's.
+func newWorkQueue(depth, extra int, cq *CQ, qp *qpState, full error) *workQueue {
 	size := uint64(1)
-	if depth > 1 {
-		size = 1 << bits.Len64(uint64(depth-1))
+	if n := depth + extra; n > 1 {
+		size = 1 << bits.Len64(uint64(n-1))
 	}
 	q := &workQueue{
 		depth:  uint64(depth),

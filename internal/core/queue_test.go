@@ -11,7 +11,8 @@ import (
 // random reservations, completions, rollbacks, probes and CQ resizes, and
 // checks every reservation against a plain model: it succeeds exactly when
 // the queue (without the probe's slot) and the CQ (without its reserved
-// entries) have room, and the high-water marks are the most ever used.
+// entries) have room, the high-water marks are the most ever used, and
+// the ring has a slot of its own for every outstanding request.
 // tryReserve's fast path decides with the marks alone, so a limit change
 // that does not lower them (setLimits) shows here as an overrun.
 func TestReserveAgainstModel(t *testing.T) {
@@ -22,7 +23,7 @@ func TestReserveAgainstModel(t *testing.T) {
 		c.budget.capacity = int64(1 + rng.Intn(16))
 		c.budget.reserved = int64(rng.Intn(int(c.budget.capacity)))
 		c.budget.setLimits()
-		q := newWorkQueue(depth, c, &qpState{}, errSQFull)
+		q := newWorkQueue(depth, 1, c, &qpState{}, errSQFull)
 
 		var sqHigh uint64
 		var cqHigh int64
@@ -69,6 +70,7 @@ func TestReserveAgainstModel(t *testing.T) {
 			} else {
 				require.LessOrEqual(t, used, uint64(depth), "run %d step %d: send queue overrun", run, step)
 			}
+			require.LessOrEqual(t, q.posted-q.retired, uint64(len(q.ring)), "run %d step %d: outstanding requests share a slot of the ring", run, step)
 			require.Equal(t, sqHigh, q.high, "run %d step %d: send queue high-water mark", run, step)
 			require.Equal(t, cqHigh, b.high, "run %d step %d: CQ high-water mark", run, step)
 		}

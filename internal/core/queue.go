@@ -293,9 +293,9 @@ func (q *workQueue) signal(user bool) bool {
 	return false
 }
 
-// claim marks the request with sequence number s, just set, as posted
-// for a waiting caller: its completion goes to cl, or is absorbed when cl
-// is nil (claim.go).
+// claim marks the request with sequence number s, just recorded
+// (queuePost.slot), as posted for a waiting caller: its completion goes
+// to cl, or is absorbed when cl is nil (claim.go).
 func (q *workQueue) claim(s uint64, cl *opClaim) {
 	sl := &q.ring[s&q.mask]
 	sl.claimed, sl.claim = true, cl

@@ -87,9 +87,10 @@ func (c *Conn) PostBatch(ctx context.Context, read bool, n int, at func(i int) T
 	return posted, nil
 }
 
-// postBatch posts the batch as one chain under the data lock, each
-// request with its claim (first for the first, the others from the
-// pool), into cls; it returns how many the provider accepted.
+// postBatch posts the batch as one chain, through the post protocol
+// (post.go), each request with its claim (first for the first, the
+// others from the pool), into cls; it returns how many the provider
+// accepted.
 func (c *Conn) postBatch(op string, read bool, n int, at func(i int) Transfer, first *opClaim, cls *[MaxBatch]*opClaim) (int, error) {
 	d, err := c.lockData(op)
 	if err != nil {
@@ -100,13 +101,12 @@ func (c *Conn) postBatch(op string, read bool, n int, at func(i int) Transfer, f
 		d.mu.Unlock()
 		return 0, rpmaerr.Inval(op, "%d operations: more than the send queue's %d", n, sq.depth)
 	}
-	s, err := sq.reserve(uint64(n))
+	p, err := sq.open(uint64(n))
 	if err != nil {
 		d.stats.queueFull++
 		d.mu.Unlock()
 		return 0, err
 	}
-	saved := sq.unsignaled
 	if c.q.batch == nil {
 		c.q.batch = make([]ibv.BatchWR, MaxBatch) // once per connection
 	}
@@ -122,25 +122,25 @@ func (c *Conn) postBatch(op string, read bool, n int, at func(i int) Transfer, f
 			cl = cq.newClaim(op)
 		}
 		cls[i] = cl
-		sq.signal(true)
-		sq.set(s+uint64(i), 0, true)
-		sq.claim(s+uint64(i), cl)
+		sl, f := p.slot(uint64(i), true)
+		*sl = wrSlot{user: true}
+		p.claim(uint64(i), cl)
 		laddr, lkey := t.Local.at(t.LocalOff)
 		raddr, rkey := t.Remote.at(t.RemoteOff)
-		wrs[i] = ibv.BatchWR{WRID: wrKindSQ | (s + uint64(i)), Op: sop, Flags: ibv.SendSignaled,
+		wrs[i] = ibv.BatchWR{WRID: p.wrID(uint64(i)), Op: sop, Flags: f,
 			LAddr: laddr, Len: uint32(t.Len), LKey: lkey, RAddr: raddr, RKey: rkey}
 	}
 	errno, posted, reaped := qp.PostBatch(wrs, cq.reap())
 	if errno != 0 {
 		// Those before the one the provider refused are posted, and
 		// keep their slots and claims; the rest are rolled back.
-		unsignaled := saved
+		unsignaled := p.saved
 		if posted > 0 {
 			unsignaled = 0 // the posted ones were signaled
 		}
-		sq.rollback(s+uint64(posted), uint64(n-posted), unsignaled)
+		p.rollback(uint64(posted), uint64(n), unsignaled)
 		for i := posted; i < n; i++ {
-			sq.ring[(s+uint64(i))&sq.mask] = wrSlot{}
+			*p.record(uint64(i)) = wrSlot{}
 			if i > 0 { // first goes back to the caller
 				cq.freeClaim(cls[i])
 			}

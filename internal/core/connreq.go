@@ -190,13 +190,13 @@ func createQueues(op string, p *Peer, id *ibv.CMID, prm *ConnParams, ev *connEve
 	// the receive CQ, or, with an SRQ, to the SRQ's RCQ (accounted by the
 	// SRQ) or to this connection's receive CQ.
 	q.state = &qpState{}
-	q.sq = newWorkQueue(prm.SQSize, q.cq, q.state, errSQFull)
+	q.sq = newWorkQueue(prm.SQSize, prm.probeSlots(), q.cq, q.state, errSQFull)
 	q.cq.sq = q.sq
 	q.cq.budget.reserved += int64(prm.probeSlots()) // the probe's completion
 	q.cq.budget.setLimits()
 	switch {
 	case q.srq == nil:
-		q.rq = newWorkQueue(prm.RQSize, recvCQ, q.state, errRQFull)
+		q.rq = newWorkQueue(prm.RQSize, 0, recvCQ, q.state, errRQFull)
 		recvCQ.rq = q.rq
 	case q.srq.rcq == nil:
 		recvCQ.srq = q.srq.tbl

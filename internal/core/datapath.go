@@ -17,23 +17,6 @@ import (
 // built when they happen (they allocate); queue-full and broken-connection
 // errors are prebuilt or built once.
 
-// postError turns the errno of a failed post into an error: a full queue
-// in the provider's view (ENOMEM from ibv_post_send, ENOSPC from the
-// extended API's ibv_wr_complete, as rxe returns them) is
-// rpma.ErrQueueFull; a QP in the error state marks the connection broken.
-func postError(call string, errno syscall.Errno, qp *ibv.QP, st *qpState) error {
-	if errno == syscall.ENOMEM || errno == syscall.ENOSPC {
-		return errSQFull
-	}
-	if qp != nil && st != nil {
-		if s, err := qp.State(); err == nil && s == ibv.QPStateErr {
-			st.breakWith(rpmaerr.Provider(call, errno))
-			return st.err()
-		}
-	}
-	return rpmaerr.Provider(call, errno)
-}
-
 // postKind selects the verbs call of postSend.
 type postKind int
 
@@ -91,10 +74,11 @@ func (c *Conn) lockDataErr(op string) error {
 	return errClosed(op, "connection")
 }
 
-// postSend posts one send-queue work request, accounted, and reaps. The
-// busy poller's path runs in this one frame: the data lock, the slot and
-// the reap's accounting are inline (lockData's, reserve's and
-// unlockAfterCrossing's fast paths), and a is read in place, so the
+// postSend posts one send-queue work request, accounted, and reaps: the
+// post protocol (post.go), its eight steps in order. The busy poller's
+// path runs in this one frame: the data lock, the slot and the reap's
+// accounting are inline (lockData's, open's and unlockAfterCrossing's
+// fast paths, and queuePost's methods), and a is read in place, so the
 // arguments travel from the caller's frame to the crossing once.
 func (c *Conn) postSend(op string, kind postKind, user bool, ctx uint64, a *sendArgs, cl *opClaim) error {
 	if c == nil || c.dl == nil {
@@ -116,16 +100,14 @@ func (c *Conn) postSend(op string, kind postKind, user bool, ctx uint64, a *send
 			return err
 		}
 	}
-	saved := sq.unsignaled
-	flags := a.flags
-	if sq.signal(user) {
-		flags |= ibv.SendSignaled
-	}
-	sq.set(s, ctx, user)
+	p := queuePost{q: sq, s: s, saved: sq.unsignaled} // open, its fast path inline
+	sl, f := p.slot(0, user)
+	*sl = wrSlot{ctx: ctx, user: user}
+	flags := a.flags | f
 	if cl != nil {
-		sq.claim(s, cl)
+		p.claim(0, cl)
 	}
-	wrID := wrKindSQ | s
+	wrID := p.wrID(0)
 	r := cq.reap()
 	var (
 		errno  syscall.Errno
@@ -147,7 +129,7 @@ func (c *Conn) postSend(op string, kind postKind, user bool, ctx uint64, a *send
 		errno, reaped = qp.PostAtomic(wrID, a.op, flags, a.laddr, a.lkey, a.raddr, a.rkey, a.value, a.swap, r)
 	}
 	if errno != 0 {
-		sq.rollback(s, 1, saved)
+		p.rollback(0, 1, p.saved)
 	}
 	cq.reaped(reaped)
 	var err error
@@ -162,15 +144,6 @@ func (c *Conn) postSend(op string, kind postKind, user bool, ctx uint64, a *send
 		gosched()
 	}
 	return err
-}
-
-// postCall names the call whose failure a post reports: the extended
-// API's posts (native atomic write and flush) fail in ibv_wr_complete.
-func postCall(extended bool) string {
-	if extended {
-		return "ibv_wr_complete"
-	}
-	return "ibv_post_send"
 }
 
 // Read mirrors rpma_read.
@@ -351,13 +324,13 @@ func (c *Conn) writeAndFlush(op string, dst *RemoteMR, dstOff int, src *MR, srcO
 	if err != nil {
 		return err
 	}
-	s, err := c.q.sq.reserve(2)
+	p, err := c.q.sq.open(2)
 	if err != nil {
 		d.stats.queueFull++
 		d.mu.Unlock()
 		return err
 	}
-	err = c.postWriteFlush(s, dst, dstOff, src, srcOff, n, typ, signaled(flags), ctx, cl)
+	err = c.postWriteFlush(p, dst, dstOff, src, srcOff, n, typ, signaled(flags), ctx, cl)
 	if err == nil {
 		d.posted(flushStat(typ, true), uint64(n))
 	}
@@ -365,25 +338,20 @@ func (c *Conn) writeAndFlush(op string, dst *RemoteMR, dstOff int, src *MR, srcO
 	return err
 }
 
-// postWriteFlush posts the chain of WriteAndFlush on the two send-queue
-// slots from s, reserved (the data lock held). With a claim (claim.go)
-// both slots are claimed and the flush's completion is the claim's.
-func (c *Conn) postWriteFlush(s uint64, dst *RemoteMR, dstOff int, src *MR, srcOff, n int, typ rpma.FlushType, user bool, ctx uint64, cl *opClaim) error {
+// postWriteFlush runs steps 3 to 7 of the post protocol (post.go) for
+// the chain of WriteAndFlush, p (two slots, the data lock held). With a
+// claim (claim.go) both slots are claimed and the flush's completion is
+// the claim's.
+func (c *Conn) postWriteFlush(p queuePost, dst *RemoteMR, dstOff int, src *MR, srcOff, n int, typ rpma.FlushType, user bool, ctx uint64, cl *opClaim) error {
 	sq, cq, qp := c.q.sq, c.q.cq, c.q.qp
-	saved := sq.unsignaled
-	var f1, f2 uint32
-	if sq.signal(false) {
-		f1 = ibv.SendSignaled
-	}
+	sl, f1 := p.slot(0, false)
+	*sl = wrSlot{ctx: ctx}
 	afterFirst := sq.unsignaled
-	if sq.signal(user) {
-		f2 = ibv.SendSignaled
-	}
-	sq.set(s, ctx, false)
-	sq.set(s+1, ctx, user)
+	sl, f2 := p.slot(1, user)
+	*sl = wrSlot{ctx: ctx, user: user}
 	if cl != nil {
-		sq.claim(s, nil)
-		sq.claim(s+1, cl)
+		p.claim(0, nil)
+		p.claim(1, cl)
 	}
 	laddr, lkey := src.at(srcOff)
 	raddr, rkey := dst.at(dstOff)
@@ -394,21 +362,21 @@ func (c *Conn) postWriteFlush(s uint64, dst *RemoteMR, dstOff int, src *MR, srcO
 		reaped int
 	)
 	if c.nativeFlush {
-		errno, reaped = qp.PostWriteFlush(wrKindSQ|s, f1, laddr, uint32(n), lkey, raddr, rkey,
-			wrKindSQ|(s+1), f2, raddr, flushPlacement(typ), r)
+		errno, reaped = qp.PostWriteFlush(p.wrID(0), f1, laddr, uint32(n), lkey, raddr, rkey,
+			p.wrID(1), f2, raddr, flushPlacement(typ), r)
 	} else {
 		fb := c.q.flush
-		errno, posted, reaped = qp.PostWriteRead(wrKindSQ|s, f1, laddr, uint32(n), lkey, raddr, rkey,
-			wrKindSQ|(s+1), f2, fb.addr, fb.lkey, raddr, r)
+		errno, posted, reaped = qp.PostWriteRead(p.wrID(0), f1, laddr, uint32(n), lkey, raddr, rkey,
+			p.wrID(1), f2, fb.addr, fb.lkey, raddr, r)
 	}
 	if errno != 0 {
 		// The provider rang the doorbell for what it accepted: only the
 		// rest is rolled back. A posted write keeps its slot (a later
 		// completion retires it) and completes only on error.
 		if posted == 1 {
-			sq.rollback(s+1, 1, afterFirst)
+			p.rollback(1, 2, afterFirst)
 		} else {
-			sq.rollback(s, 2, saved)
+			p.rollback(0, 2, p.saved)
 		}
 	}
 	cq.reaped(reaped)
@@ -500,25 +468,25 @@ func (c *Conn) recv(op string, dst *MR, off, n int, ctx uint64, cl *opClaim) err
 	return err
 }
 
-// recv posts a receive on the QP's own receive queue, accounted (the
-// data lock held).
+// recv posts a receive on the QP's own receive queue (the data lock
+// held): steps 2 to 7 of the post protocol (post.go), without a reap.
 func (q *queues) recv(op string, dst *MR, off, n int, ctx uint64, cl *opClaim) error {
 	rq := q.rq
 	if rq == nil {
 		return rpmaerr.Inval(op, "the connection receives through its SRQ: post receives with srq.SRQ.Recv")
 	}
-	s, err := rq.reserve(1)
+	p, err := rq.open(1)
 	if err != nil {
 		q.dl.stats.queueFull++
 		return err
 	}
-	rq.set(s, ctx, true)
+	*p.record(0) = wrSlot{ctx: ctx, user: true}
 	if cl != nil {
-		rq.claim(s, cl)
+		p.claim(0, cl)
 	}
 	laddr, lkey := dst.at(off)
-	if errno := q.qp.PostRecv(wrKindRQ|s, laddr, uint32(n), lkey); errno != 0 {
-		rq.rollback(s, 1, 0)
+	if errno := q.qp.PostRecv(wrKindRQ|p.s, laddr, uint32(n), lkey); errno != 0 {
+		p.rollback(0, 1, p.saved)
 		if errno == syscall.ENOMEM || errno == syscall.ENOSPC {
 			return errRQFull
 		}

@@ -162,18 +162,20 @@ func (c *Conn) bind(ctx context.Context, op string, g *Grant, target *ibv.MR, ac
 	if err != nil {
 		return err
 	}
+	// The post protocol (post.go), signaled; a bind refused for room is
+	// not counted in QueueFull (it is no caller's post), and the bind is
+	// the library's, not a data-path operation: no stats, no yield.
 	sq, cq, qp := c.q.sq, c.q.cq, c.q.qp
-	s, err := sq.reserve(1)
+	p, err := sq.open(1)
 	if err != nil {
 		d.mu.Unlock()
 		return err
 	}
-	saved := sq.unsignaled
-	sq.signal(true)
-	sq.ring[s&sq.mask] = wrSlot{own: true}
-	errno, reaped := qp.PostBindMW(wrKindSQ|s, ibv.SendSignaled, g.mw, g.rkey, target, g.addr, g.size, access, cq.reap())
+	sl, f := p.slot(0, true)
+	*sl = wrSlot{own: true}
+	errno, reaped := qp.PostBindMW(p.wrID(0), f, g.mw, g.rkey, target, g.addr, g.size, access, cq.reap())
 	if errno != 0 {
-		sq.rollback(s, 1, saved)
+		p.rollback(0, 1, p.saved)
 	}
 	cq.reaped(reaped)
 	if errno != 0 {
@@ -183,6 +185,7 @@ func (c *Conn) bind(ctx context.Context, op string, g *Grant, target *ibv.MR, ac
 	if err != nil {
 		return err
 	}
+	s := p.s
 	for pause := time.Duration(0); ; pause = min(2*pause+10*time.Microsecond, bindPollMax) {
 		d.mu.Lock()
 		if d.closed {

@@ -152,20 +152,22 @@ func (c *Conn) livenessTick() {
 	lv.timer.Reset(lv.d / livenessTicks)
 }
 
-// probe posts the liveness probe (data lock held): a signaled zero-length
-// RDMA write, in the probe's own slot. A post the provider refuses for
-// lack of room is tried again at the next tick; any other failure is
+// probe posts the liveness probe (data lock held) through the post
+// protocol (post.go): a signaled zero-length RDMA write, in the probe's
+// own slot (workQueue.reserveProbe). A post the provider refuses for lack
+// of room is tried again at the next tick; any other failure is
 // returned, and the connection is then lost with it as the cause.
 func (c *Conn) probe() error {
 	sq, cq := c.q.sq, c.q.cq
-	s := sq.posted
-	sq.posted++
-	sq.probing, sq.probeSeq = true, s
-	sq.ring[s&sq.mask] = wrSlot{probe: true}
-	errno, reaped := c.q.qp.PostSend(wrKindSQ|s, ibv.OpRDMAWrite, ibv.SendSignaled, 0, 0, 0, 0, 0, 0, cq.reap())
+	p, ok := sq.reserveProbe()
+	if !ok {
+		return nil // one is outstanding (the tick posts none then)
+	}
+	sl, f := p.slot(0, true)
+	*sl = wrSlot{probe: true}
+	errno, reaped := c.q.qp.PostSend(p.wrID(0), ibv.OpRDMAWrite, f, 0, 0, 0, 0, 0, 0, cq.reap())
 	if errno != 0 {
-		sq.posted--
-		sq.probing = false
+		p.rollback(0, 1, p.saved)
 	} else {
 		c.dl.stats.probes++
 	}

@@ -93,7 +93,7 @@ func TestRegionAccess(t *testing.T) {
 // a caller's signaled request restarts the run.
 func TestSignalRule(t *testing.T) {
 	for _, depth := range []int{1, 2, 10, 64} {
-		q := newWorkQueue(depth, &CQ{}, &qpState{}, errSQFull)
+		q := newWorkQueue(depth, 0, &CQ{}, &qpState{}, errSQFull)
 		every := max(1, depth/2)
 		for i := 1; i <= 3*every; i++ {
 			require.Equal(t, i%every == 0, q.signal(false), "depth %d, post %d", depth, i)
@@ -111,13 +111,13 @@ func TestSignalRule(t *testing.T) {
 func TestWorkQueueAccounting(t *testing.T) {
 	c := &CQ{} // no stash: a full queue has nothing to poll
 	c.budget.capacity = 5
-	q := newWorkQueue(4, c, &qpState{}, errSQFull)
+	q := newWorkQueue(4, 0, c, &qpState{}, errSQFull)
 	require.Len(t, q.ring, 4)
 	for i := 0; i < 4; i++ {
-		s, err := q.reserve(1)
+		p, err := q.open(1)
 		require.NoError(t, err)
-		require.Equal(t, uint64(i), s)
-		q.set(s, uint64(100+i), i == 3)
+		require.Equal(t, uint64(i), p.s)
+		*p.record(0) = wrSlot{ctx: uint64(100 + i), user: i == 3}
 	}
 	_, err := q.reserve(1)
 	require.ErrorIs(t, err, errSQFull)
@@ -136,7 +136,7 @@ func TestWorkQueueAccounting(t *testing.T) {
 	q.complete(s)
 
 	// The CQ budget fills before a deeper queue.
-	q2 := newWorkQueue(16, c, &qpState{}, errSQFull)
+	q2 := newWorkQueue(16, 0, c, &qpState{}, errSQFull)
 	for i := 0; i < 5; i++ {
 		_, err := q2.reserve(1)
 		require.NoError(t, err)
@@ -145,6 +145,9 @@ func TestWorkQueueAccounting(t *testing.T) {
 	require.ErrorIs(t, err, errCQFull)
 
 	for depth, ring := range map[int]int{1: 1, 2: 2, 3: 4, 10: 16, 16: 16, 17: 32} {
-		require.Len(t, newWorkQueue(depth, c, &qpState{}, errSQFull).ring, ring, "depth %d", depth)
+		require.Len(t, newWorkQueue(depth, 0, c, &qpState{}, errSQFull).ring, ring, "depth %d", depth)
+	}
+	for depth, ring := range map[int]int{1: 2, 3: 4, 4: 8, 15: 16, 16: 32} {
+		require.Len(t, newWorkQueue(depth, 1, c, &qpState{}, errSQFull).ring, ring, "depth %d and the probe's slot", depth)
 	}
 }

@@ -172,10 +172,14 @@ type workQueue struct {
 	abandoned map[uint64]func()
 }
 
-func newWorkQueue(depth int, cq *CQ, qp *qpState, full error) *workQueue {
+// newWorkQueue makes the accounting of a queue of depth requests, with
+// extra slots beyond depth (the liveness probe's, reserveProbe): the ring
+// holds depth+extra, as many as can be outstanding at once, so that no
+// outstanding request's slot is another's.
+func newWorkQueue(depth, extra int, cq *CQ, qp *qpState, full error) *workQueue {
 	size := uint64(1)
-	if depth > 1 {
-		size = 1 << bits.Len64(uint64(depth-1))
+	if n := depth + extra; n > 1 {
+		size = 1 << bits.Len64(uint64(n-1))
 	}
 	q := &workQueue{
 		depth:  uint64(depth),
@@ -258,6 +262,21 @@ func (q *workQueue) reserveFull(n uint64) (uint64, error) {
 	return s, nil
 }
 
+// reserveProbe is reserve for the liveness probe (liveness.go): it takes
+// the slot kept for the probe beyond depth, whose CQ entry is kept too
+// (cqBudget.reserved), so it needs no room and moves no high-water mark
+// (q.high counts no probe: tryReserve relies on q.high <= q.depth). It
+// reports false, taking nothing, while a probe is outstanding.
+func (q *workQueue) reserveProbe() (queuePost, bool) {
+	if q.probing {
+		return queuePost{}, false
+	}
+	s := q.posted
+	q.posted++
+	q.probing, q.probeSeq = true, s
+	return queuePost{q: q, s: s, saved: q.unsignaled}, true
+}
+
 // signal decides whether a send request is posted signaled: when the
 // caller asks for it, or, for a run of unsignaled requests, every
 // autoEvery-th one, so that polling always frees the queue.
@@ -274,23 +293,23 @@ func (q *workQueue) signal(user bool) bool {
 	return false
 }
 
-// set records the request with sequence number s.
-func (q *workQueue) set(s uint64, ctx uint64, user bool) {
-	q.ring[s&q.mask] = wrSlot{ctx: ctx, user: user}
-}
-
-// claim marks the request with sequence number s, just set, as posted
-// for a waiting caller: its completion goes to cl, or is absorbed when cl
-// is nil (claim.go).
+// claim marks the request with sequence number s, just recorded
+// (queuePost.slot), as posted for a waiting caller: its completion goes
+// to cl, or is absorbed when cl is nil (claim.go).
 func (q *workQueue) claim(s uint64, cl *opClaim) {
 	sl := &q.ring[s&q.mask]
 	sl.claimed, sl.claim = true, cl
 }
 
 // rollback undoes the reservation of the n requests from s after a
-// failed post (s+n must be the end of what was reserved).
+// failed post (s+n must be the end of what was reserved); the probe's
+// slot among them (reserveProbe) holds no CQ entry.
 func (q *workQueue) rollback(s, n uint64, unsignaled int) {
 	q.posted = s
+	if q.probing && q.probeSeq >= s {
+		q.probing = false
+		n--
+	}
 	q.budget.release(int64(n))
 	q.unsignaled = unsignaled
 }

@@ -11,7 +11,8 @@ import (
 // random reservations, completions, rollbacks, probes and CQ resizes, and
 // checks every reservation against a plain model: it succeeds exactly when
 // the queue (without the probe's slot) and the CQ (without its reserved
-// entries) have room, and the high-water marks are the most ever used.
+// entries) have room, the high-water marks are the most ever used, and
+// the ring has a slot of its own for every outstanding request.
 // tryReserve's fast path decides with the marks alone, so a limit change
 // that does not lower them (setLimits) shows here as an overrun.
 func TestReserveAgainstModel(t *testing.T) {
@@ -22,7 +23,7 @@ func TestReserveAgainstModel(t *testing.T) {
 		c.budget.capacity = int64(1 + rng.Intn(16))
 		c.budget.reserved = int64(rng.Intn(int(c.budget.capacity)))
 		c.budget.setLimits()
-		q := newWorkQueue(depth, c, &qpState{}, errSQFull)
+		q := newWorkQueue(depth, 1, c, &qpState{}, errSQFull)
 
 		var sqHigh uint64
 		var cqHigh int64
@@ -52,9 +53,12 @@ func TestReserveAgainstModel(t *testing.T) {
 					q.complete(q.retired + uint64(rng.Int63n(int64(q.posted-q.retired))))
 				}
 			case op < 9: // the liveness probe: a slot beyond depth, no budget
-				if !q.probing {
-					q.probing, q.probeSeq = true, q.posted
-					q.posted++
+				was := q.probing
+				p, ok := q.reserveProbe()
+				require.Equal(t, !was, ok, "run %d step %d: one probe outstanding at a time", run, step)
+				if ok && rng.Intn(4) == 0 { // its post failed
+					p.rollback(0, 1, p.saved)
+					require.False(t, q.probing, "run %d step %d: a rolled-back probe is not outstanding", run, step)
 				}
 			default: // CQ.Resize: down to what is outstanding and reserved, or up
 				b.capacity = max(b.used+b.reserved, int64(1+rng.Intn(16)))
@@ -66,6 +70,7 @@ func TestReserveAgainstModel(t *testing.T) {
 			} else {
 				require.LessOrEqual(t, used, uint64(depth), "run %d step %d: send queue overrun", run, step)
 			}
+			require.LessOrEqual(t, q.posted-q.retired, uint64(len(q.ring)), "run %d step %d: outstanding requests share a slot of the ring", run, step)
 			require.Equal(t, sqHigh, q.high, "run %d step %d: send queue high-water mark", run, step)
 			require.Equal(t, cqHigh, b.high, "run %d step %d: CQ high-water mark", run, step)
 		}

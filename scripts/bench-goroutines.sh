@@ -31,10 +31,16 @@ status=0
 for k in ${BENCH_KERNELS:-6.1 6.12}; do
 	out=$root/bin/bench/goroutines-$k
 	rm -rf "$out" && mkdir -p "$out"
-	# One VM: the rounds run one after the other inside it.
-	script="for r in \$(seq 1 $rounds); do $root/bin/bench/conn.test -test.run '^\$' -test.bench '^BenchmarkGoroutines\$' -test.benchtime ${iters}x -test.benchmem >$out/round-\$r.txt 2>&1 || exit 1; done"
-	if ! bin/rxevm -kernel "$k" "${icount[@]}" -timeout "${BENCH_VM_TIMEOUT:-10m}" -- sh -c "$script"; then
-		echo "bench-goroutines: the $k VM failed" >&2
+	# One VM: the rounds run one after the other inside it, writing to a
+	# directory under TMPDIR (the one the VM shares read-write).
+	work=$(mktemp -d "${TMPDIR:-/tmp}/rpma-bench-goroutines.XXXXXX") || exit 1
+	script="for r in \$(seq 1 $rounds); do $root/bin/bench/conn.test -test.run '^\$' -test.bench '^BenchmarkGoroutines\$' -test.benchtime ${iters}x -test.benchmem >$work/round-\$r.txt 2>&1 || exit 1; done"
+	bin/rxevm -kernel "$k" "${icount[@]}" -timeout "${BENCH_VM_TIMEOUT:-10m}" -- sh -c "$script"
+	rc=$?
+	cp "$work"/round-*.txt "$out/" 2>/dev/null
+	rm -rf "$work"
+	if [ $rc -ne 0 ] || ! ls "$out"/round-*.txt >/dev/null 2>&1; then
+		echo "bench-goroutines: the $k VM failed (status $rc)" >&2
 		status=1
 		continue
 	fi

@@ -3,6 +3,7 @@
 package ibv_test
 
 import (
+	"encoding/binary"
 	"syscall"
 	"testing"
 	"time"
@@ -261,6 +262,47 @@ func TestIntegrationConformance(t *testing.T) {
 		require.NotZero(t, wcs[0].WCFlags&ibv.WCWithImm)
 		require.Equal(t, "payload", string(s.buf[:7]))
 		require.Equal(t, uint64(8), confPoll(t, c.cq, 1)[0].WRID)
+	})
+
+	t.Run("a write with immediate data lands and consumes a receive, which says so", func(t *testing.T) {
+		c, s := confConnect(t, rw)
+		require.Zero(t, s.qp.PostRecv(11, 0, 0, 0), "a receive without a buffer, as core posts for immediate data")
+		copy(c.buf, "imm-data")
+		errno, _ := c.qp.PostSend(12, ibv.OpRDMAWriteWithImm, ibv.SendSignaled, c.mr.Addr, 8, c.mr.LKey, s.mr.Addr+24, s.mr.RKey, 0x0a0b0c0d, ibv.Reap{})
+		require.Zero(t, errno)
+		wc := confPoll(t, s.cq, 1)[0]
+		require.Equal(t, uint64(11), wc.WRID)
+		require.Equal(t, uint32(rpma.WCSuccess), wc.Status)
+		require.Equal(t, uint32(rpma.WCRecvRDMAWithImm), wc.Opcode)
+		require.NotZero(t, wc.WCFlags&ibv.WCWithImm)
+		// PostSend takes the immediate data in host order; the completion
+		// keeps it as verbs stores it, in network order (core's fixImm
+		// turns it back).
+		var imm [4]byte
+		binary.NativeEndian.PutUint32(imm[:], wc.ImmData)
+		require.Equal(t, uint32(0x0a0b0c0d), binary.BigEndian.Uint32(imm[:]), "the immediate data, in network order")
+		require.Equal(t, uint32(8), wc.ByteLen, "the write's length")
+		require.Equal(t, "imm-data", string(s.buf[24:32]))
+		require.Equal(t, uint64(12), confPoll(t, c.cq, 1)[0].WRID)
+	})
+
+	t.Run("compare-and-swap and fetch-and-add change the remote word and bring its old value", func(t *testing.T) {
+		c, s := confConnect(t, rw|ibv.AccessRemoteAtomic)
+		binary.LittleEndian.PutUint64(s.buf[40:], 5)
+		errno, _ := c.qp.PostAtomic(13, ibv.OpAtomicCmpAndSwp, ibv.SendSignaled, c.mr.Addr+48, c.mr.LKey, s.mr.Addr+40, s.mr.RKey, 5, 9, ibv.Reap{})
+		require.Zero(t, errno)
+		wc := confPoll(t, c.cq, 1)[0]
+		require.Equal(t, uint32(rpma.WCSuccess), wc.Status)
+		require.Equal(t, uint32(rpma.WCCompSwap), wc.Opcode)
+		require.Equal(t, uint64(5), binary.LittleEndian.Uint64(c.buf[48:]), "the old value")
+		require.Equal(t, uint64(9), binary.LittleEndian.Uint64(s.buf[40:]), "swapped: it was the compare value")
+		errno, _ = c.qp.PostAtomic(14, ibv.OpAtomicFetchAdd, ibv.SendSignaled, c.mr.Addr+48, c.mr.LKey, s.mr.Addr+40, s.mr.RKey, 3, 0, ibv.Reap{})
+		require.Zero(t, errno)
+		wc = confPoll(t, c.cq, 1)[0]
+		require.Equal(t, uint32(rpma.WCSuccess), wc.Status)
+		require.Equal(t, uint32(rpma.WCFetchAdd), wc.Opcode)
+		require.Equal(t, uint64(9), binary.LittleEndian.Uint64(c.buf[48:]), "the old value")
+		require.Equal(t, uint64(12), binary.LittleEndian.Uint64(s.buf[40:]), "added")
 	})
 
 	// In IB's CM the side that disconnects first sends a DREQ, and the

@@ -185,6 +185,7 @@ type inSend struct {
 	imm      uint32
 	isImm    bool
 	writeImm bool
+	writeLen uint32 // a write with immediate data's length
 }
 
 // HasAtomicWrite reports false: the fake has no native atomic write.
@@ -407,8 +408,8 @@ func (q *QP) execute(w *wr) {
 			copy(dst, src)
 		}
 		if w.op == OpRDMAWriteWithImm {
-			if !p.deliver(q, nil, w.imm, true, true) {
-				p.waiting = append(p.waiting, inSend{imm: w.imm, isImm: true, writeImm: true, from: q})
+			if !p.deliver(q, nil, w.imm, true, true, uint32(len(src))) {
+				p.waiting = append(p.waiting, inSend{imm: w.imm, isImm: true, writeImm: true, writeLen: uint32(len(src)), from: q})
 			}
 		}
 	case OpSend, OpSendWithImm:
@@ -422,7 +423,7 @@ func (q *QP) execute(w *wr) {
 			}
 		}
 		data := append([]byte(nil), src...)
-		if !p.deliver(q, data, w.imm, w.op == OpSendWithImm, false) {
+		if !p.deliver(q, data, w.imm, w.op == OpSendWithImm, false, 0) {
 			if p.state == QPStateErr {
 				fail(WCRemInvReqErr, false)
 				return
@@ -483,7 +484,7 @@ func (q *QP) execute(w *wr) {
 
 // deliver consumes a receive of q for an incoming send (data) or write
 // with immediate (fab held); it reports false when none is posted.
-func (q *QP) deliver(from *QP, data []byte, imm uint32, isImm, writeImm bool) bool {
+func (q *QP) deliver(from *QP, data []byte, imm uint32, isImm, writeImm bool, writeLen uint32) bool {
 	var r recvWR
 	if q.srq != nil {
 		if len(q.srq.recvs) == 0 {
@@ -500,7 +501,9 @@ func (q *QP) deliver(from *QP, data []byte, imm uint32, isImm, writeImm bool) bo
 	}
 	wc := WC{WRID: r.wrID, Opcode: wcOpRecv, QPNum: q.num, SrcQP: from.num, ByteLen: uint32(len(data))}
 	if writeImm {
-		wc.Opcode = wcOpRecvRDMAImm
+		// The receive of a write with immediate data reports the
+		// write's length, as rxe does (the conformance table).
+		wc.Opcode, wc.ByteLen = wcOpRecvRDMAImm, writeLen
 	}
 	if isImm {
 		wc.WCFlags |= WCWithImm
@@ -533,7 +536,7 @@ func (q *QP) deliver(from *QP, data []byte, imm uint32, isImm, writeImm bool) bo
 func (q *QP) drainWaiting() {
 	for len(q.waiting) > 0 {
 		s := q.waiting[0]
-		if !q.deliver(s.from, s.data, s.imm, s.isImm, s.writeImm) {
+		if !q.deliver(s.from, s.data, s.imm, s.isImm, s.writeImm, s.writeLen) {
 			return
 		}
 		q.waiting = q.waiting[1:]

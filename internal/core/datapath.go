@@ -81,6 +81,9 @@ func (c *Conn) lockDataErr(op string) error {
 // fast paths, and queuePost's methods), and a is read in place, so the
 // arguments travel from the caller's frame to the crossing once.
 func (c *Conn) postSend(op string, kind postKind, user bool, ctx uint64, a *sendArgs, cl *opClaim) error {
+	if cl != nil && cl.combine && kind == postPlain && user && combinable(a.op) {
+		return c.postCombined(op, ctx, a, cl)
+	}
 	if c == nil || c.dl == nil {
 		return c.lockDataErr(op)
 	}

@@ -86,6 +86,7 @@ type Tuning struct {
 	NoReap             bool // posts do not reap (CQ.reapRoom)
 	NoGate             bool // completion channels stay watched (gate.go)
 	EmulateAtomicWrite bool // the emulated atomic write, where the device has the native one
+	NoCombine          bool // the waiting calls post one by one (combine.go)
 }
 
 // SetTuning sets the tuning of what p creates from now on (call it before

@@ -269,3 +269,82 @@ func TestFakeCombineInjectedChainFailure(t *testing.T) {
 		})
 	}
 }
+
+// The rollback of a failed chain, with nothing posted after it: one call
+// posts alone (the only one in progress) and waits, its completion held;
+// the others, on one P, go on the combining list and are posted as one
+// chain, whose injected failure fails them all. Then the queue and the
+// CQ hold the first call's request alone (without the rollback, the
+// failed ones' slots too), and after the release nothing at all.
+func TestFakeCombineChainFailureRollsBack(t *testing.T) {
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(1))
+	const (
+		G = 8
+		n = 8
+	)
+	p := combinePeer(t, false)
+	client, _ := fakePair(t, p, nil)
+	src, dst, remote := fakeRegions(t, p, G*n)
+	ctx := fakeCtx(t)
+	_, chain := postCrossings(t)
+	ibv.InjectReset()
+	defer ibv.InjectReset()
+	ibv.InjectArm(chain, 1, 5) // EIO
+	client.q.qp.SetFakeTiming(ibv.FakeLater)
+	var (
+		wg       sync.WaitGroup
+		errs     [G]error
+		returned atomic.Int32
+	)
+	start := make(chan struct{})
+	for g := range G {
+		wg.Go(func() {
+			<-start
+			pattern(src.buf[g*n:(g+1)*n], g, 0)
+			errs[g] = client.WriteWait(ctx, remote, g*n, src, g*n, n)
+			returned.Add(1)
+		})
+	}
+	close(start)
+	// Wait until every call has returned or has its request outstanding.
+	outstanding := func() (int, int64) {
+		client.dl.mu.Lock()
+		defer client.dl.mu.Unlock()
+		return client.q.sq.outstanding(), client.cq.budget.used
+	}
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		o, _ := outstanding()
+		if int(returned.Load())+o == G {
+			break
+		}
+		require.True(t, time.Now().Before(deadline), "%d calls returned, %d requests outstanding: not %d", returned.Load(), o, G)
+		time.Sleep(time.Millisecond)
+	}
+	o, used := outstanding()
+	require.True(t, ibv.InjectFired())
+	require.GreaterOrEqual(t, int(returned.Load()), 2, "the failed chain held fewer than two calls")
+	require.Equal(t, int64(o), used, "CQ entries held")
+	for g := range G {
+		if errs[g] != nil {
+			require.ErrorIs(t, errs[g], rpma.ErrProvider)
+			require.NotEqual(t, src.buf[g*n:(g+1)*n], dst.buf[g*n:(g+1)*n], "a failed call's bytes landed")
+		}
+	}
+	for returned.Load() < G {
+		ibv.FakeRelease()
+		time.Sleep(time.Millisecond)
+	}
+	wg.Wait()
+	failed := 0
+	for g := range G {
+		if errs[g] == nil {
+			require.Equal(t, src.buf[g*n:(g+1)*n], dst.buf[g*n:(g+1)*n], "a call's bytes did not land")
+		} else {
+			failed++
+		}
+	}
+	t.Logf("%d of %d calls failed with the chain", failed, G)
+	require.Equal(t, G-o, failed)
+	requireQueueIdle(t, client)
+}

@@ -75,6 +75,7 @@ type opClaim struct {
 	next     *opClaim    // the combining list's link
 	req      sendArgs    // the request
 	reqCtx   uint64      // its op context
+	reqFlush bool        // a write followed by the emulated flush's read
 	decided  atomic.Bool // postErr holds the outcome of its post
 	postErr  error       // nil: posted; else why not
 

@@ -46,14 +46,15 @@ func combinable(op ibv.SendOp) bool {
 }
 
 // postCombined posts the signaled plain request a for cl through the
-// combining list (see above) and returns the outcome of its post.
-func (c *Conn) postCombined(op string, ctx uint64, a *sendArgs, cl *opClaim) error {
+// combining list (see above), followed by the emulated flush's read when
+// flush (a write-and-flush), and returns the outcome of its post.
+func (c *Conn) postCombined(op string, ctx uint64, a *sendArgs, flush bool, cl *opClaim) error {
 	if c == nil || c.dl == nil {
 		return c.lockDataErr(op)
 	}
 	d := c.dl
 	cl.combined = true
-	cl.req, cl.reqCtx, cl.postErr = *a, ctx, nil
+	cl.req, cl.reqCtx, cl.reqFlush, cl.postErr = *a, ctx, flush, nil
 	cl.decided.Store(false)
 	for {
 		h := d.comb.Load()
@@ -120,59 +121,90 @@ func decideAll(head *opClaim, err error) *opClaim {
 }
 
 // postChain posts the first requests of the list from head, up to
-// ibv.MaxBatch and as many as fit in the queue and the CQ, as one chain
-// through the post protocol (post.go), decides each, and returns the rest
-// of the list (d.mu held). When none fits, it refuses the whole list for
-// room.
+// ibv.MaxBatch work requests and as many as fit in the queue and the CQ,
+// as one chain through the post protocol (post.go), decides each, and
+// returns the rest of the list (d.mu held). When none fits, it refuses
+// the whole list for room. A write-and-flush request (opClaim.reqFlush)
+// is two work requests, as WriteAndFlush posts them: the write, claimed
+// for nobody (absorbed), and the emulated flush's read, claimed for its
+// call.
 func (c *Conn) postChain(d *dataLock, head *opClaim) *opClaim {
-	n := 0
-	for cl := head; cl != nil && n < MaxBatch; cl = cl.next {
-		n++
-	}
 	sq, cq, qp := c.q.sq, c.q.cq, c.q.qp
 	// Step 2: reserve for all, else for as many as fit (reserve polled).
-	s, err := sq.reserve(uint64(n))
+	n, slots := 0, uint64(0) // requests, work requests
+	for cl := head; cl != nil && slots+cl.reqSlots() <= MaxBatch; cl = cl.next {
+		n++
+		slots += cl.reqSlots()
+	}
+	s, err := sq.reserve(slots)
 	if err != nil {
-		k := int(min(uint64(n), sq.free()))
-		if k == 0 {
+		free := sq.free()
+		n, slots = 0, 0
+		for cl := head; cl != nil && slots+cl.reqSlots() <= min(free, MaxBatch); cl = cl.next {
+			n++
+			slots += cl.reqSlots()
+		}
+		if n == 0 {
 			for cl := head; cl != nil; cl = cl.next {
 				d.stats.queueFull++
 			}
 			return decideAll(head, err)
 		}
-		n = k
-		if s, err = sq.reserve(uint64(n)); err != nil {
+		if s, err = sq.reserve(slots); err != nil {
 			return decideAll(head, err) // cannot happen: free counted the room
 		}
 	}
-	var cls [MaxBatch]*opClaim
-	for i := range n {
-		cls[i] = head
-		head = head.next
-		cls[i].next = nil
-	}
+	var (
+		cls  [MaxBatch]*opClaim
+		last [MaxBatch]int // the index of each request's last work request
+		uns  [MaxBatch]int // the run of unsignaled requests after each work request
+	)
 	p := queuePost{q: sq, s: s, saved: sq.unsignaled}
 	if c.q.batch == nil {
 		c.q.batch = make([]ibv.BatchWR, MaxBatch) // once per connection
 	}
-	wrs := c.q.batch[:n]
+	wrs := c.q.batch[:slots]
 	// Step 3: every request is a waiting call's, signaled.
+	j := 0
 	for i := range n {
-		cl := cls[i]
+		cl := head
+		head = head.next
+		cl.next = nil
+		cls[i] = cl
 		a := &cl.req
-		sl, f := p.slot(uint64(i), true)
-		*sl = wrSlot{ctx: cl.reqCtx, user: true}
-		p.claim(uint64(i), cl)
-		wrs[i] = ibv.BatchWR{WRID: p.wrID(uint64(i)), Op: a.op, Flags: a.flags | f,
-			LAddr: a.laddr, Len: a.length, LKey: a.lkey, RAddr: a.raddr, RKey: a.rkey}
+		if cl.reqFlush {
+			sl, f := p.slot(uint64(j), false)
+			*sl = wrSlot{ctx: cl.reqCtx}
+			p.claim(uint64(j), nil)
+			uns[j] = sq.unsignaled
+			wrs[j] = ibv.BatchWR{WRID: p.wrID(uint64(j)), Op: ibv.OpRDMAWrite, Flags: f,
+				LAddr: a.laddr, Len: a.length, LKey: a.lkey, RAddr: a.raddr, RKey: a.rkey}
+			j++
+			sl, f = p.slot(uint64(j), true)
+			*sl = wrSlot{ctx: cl.reqCtx, user: true}
+			p.claim(uint64(j), cl)
+			uns[j] = sq.unsignaled
+			fb := c.q.flush
+			wrs[j] = ibv.BatchWR{WRID: p.wrID(uint64(j)), Op: ibv.OpRDMARead, Flags: f,
+				LAddr: fb.addr, Len: 8, LKey: fb.lkey, RAddr: a.raddr, RKey: a.rkey}
+		} else {
+			sl, f := p.slot(uint64(j), true)
+			*sl = wrSlot{ctx: cl.reqCtx, user: true}
+			p.claim(uint64(j), cl)
+			uns[j] = sq.unsignaled
+			wrs[j] = ibv.BatchWR{WRID: p.wrID(uint64(j)), Op: a.op, Flags: a.flags | f,
+				LAddr: a.laddr, Len: a.length, LKey: a.lkey, RAddr: a.raddr, RKey: a.rkey}
+		}
+		last[i] = j
+		j++
 	}
 	// Step 4: one crossing.
 	r := cq.reap()
 	var (
 		errno          syscall.Errno
-		posted, reaped int
+		posted, reaped int // posted: work requests
 	)
-	if n == 1 {
+	if slots == 1 {
 		w := &wrs[0]
 		errno, reaped = qp.PostSend(w.WRID, w.Op, w.Flags, w.LAddr, w.Len, w.LKey, w.RAddr, w.RKey, 0, r)
 		if errno == 0 {
@@ -181,15 +213,16 @@ func (c *Conn) postChain(d *dataLock, head *opClaim) *opClaim {
 	} else {
 		errno, posted, reaped = qp.PostBatch(wrs, r)
 	}
-	// Step 5: roll back what the provider refused.
+	// Step 5: roll back what the provider refused. A posted write whose
+	// flush was refused keeps its slot (a later completion retires it).
 	if errno != 0 {
 		unsignaled := p.saved
 		if posted > 0 {
-			unsignaled = 0 // the posted ones were signaled
+			unsignaled = uns[posted-1]
 		}
-		p.rollback(uint64(posted), uint64(n), unsignaled)
-		for i := posted; i < n; i++ {
-			*p.record(uint64(i)) = wrSlot{}
+		p.rollback(uint64(posted), slots, unsignaled)
+		for i := uint64(posted); i < slots; i++ {
+			*p.record(i) = wrSlot{}
 		}
 	}
 	// Step 6.
@@ -198,18 +231,28 @@ func (c *Conn) postChain(d *dataLock, head *opClaim) *opClaim {
 	if errno != 0 {
 		err = postError("ibv_post_send", errno, qp, c.q.state)
 	}
-	for i := range posted {
-		a := &cls[i].req
-		d.posted(a.stat, uint64(a.length))
+	for i := range n {
+		if last[i] < posted {
+			a := &cls[i].req
+			d.posted(a.stat, uint64(a.length))
+		}
 	}
 	// Decide each: its caller may go on (and reuse its claim) at once.
 	for i := range n {
 		cl := cls[i]
 		cl.postErr = nil
-		if i >= posted {
+		if last[i] >= posted {
 			cl.postErr = err
 		}
 		cl.decided.Store(true)
 	}
 	return head
+}
+
+// reqSlots is how many work requests cl's request takes.
+func (cl *opClaim) reqSlots() uint64 {
+	if cl.reqFlush {
+		return 2
+	}
+	return 1
 }

@@ -4,6 +4,7 @@ package core
 
 import (
 	"bytes"
+	"context"
 	"errors"
 	"fmt"
 	"runtime"
@@ -38,6 +39,18 @@ func postCrossings(t *testing.T) (one, chain int) {
 	return one, chain
 }
 
+// injectSite returns the number of the fake's site name.
+func injectSite(t *testing.T, name string) int {
+	t.Helper()
+	for i, s := range ibv.InjectSites() {
+		if s.Name == name {
+			return i
+		}
+	}
+	t.Fatalf("no site %s", name)
+	return -1
+}
+
 // combinePeer is fakePeer with combining on or off.
 func combinePeer(t *testing.T, off bool) *Peer {
 	p := fakePeer(t)
@@ -53,7 +66,9 @@ func pattern(b []byte, g, i int) {
 }
 
 // G goroutines on one connection, each writing its own 64 bytes with
-// WriteWait and reading them back with ReadWait: every call returns nil,
+// WriteWait, reading them back with ReadWait and writing them again with
+// WriteAndFlushWait (the emulated flush: two work requests a request,
+// whose write is absorbed): every call returns nil,
 // every byte lands, and with combining the fake counts fewer post
 // crossings than operations (at most half); without it (the negative
 // control) one per operation. On one P, as the counted benchmark runs:
@@ -89,6 +104,7 @@ func combineRun(t *testing.T, off bool, G, calls int) (crossings, ops int64) {
 	src, dst, remote := fakeRegions(t, p, 2*G*n)
 	ctx := fakeCtx(t)
 	one, chain := postCrossings(t)
+	writeRead := injectSite(t, "POST_SEND_WRITE_READ")
 	ibv.InjectReset()
 	defer ibv.InjectReset()
 	var (
@@ -120,6 +136,15 @@ func combineRun(t *testing.T, off bool, G, calls int) (crossings, ops int64) {
 					errs[g] = fmt.Errorf("goroutine %d, read %d: read back other bytes", g, i)
 					return
 				}
+				pattern(out, g, calls+i)
+				if err := client.WriteAndFlushWait(ctx, remote, g*n, src, g*n, n, rpma.FlushVisibility); err != nil {
+					errs[g] = fmt.Errorf("goroutine %d, write and flush %d: %w", g, i, err)
+					return
+				}
+				if !bytes.Equal(dst.buf[g*n:(g+1)*n], out) {
+					errs[g] = fmt.Errorf("goroutine %d, write and flush %d: the bytes did not land", g, i)
+					return
+				}
 			}
 		})
 	}
@@ -128,7 +153,7 @@ func combineRun(t *testing.T, off bool, G, calls int) (crossings, ops int64) {
 	require.NoError(t, errors.Join(errs...))
 	c := ibv.InjectCounts()
 	requireQueueIdle(t, client)
-	return c[one] + c[chain], int64(2 * G * calls)
+	return c[one] + c[chain] + c[writeRead], int64(3 * G * calls)
 }
 
 // requireQueueIdle checks that nothing is outstanding on c's send queue
@@ -143,7 +168,7 @@ func requireQueueIdle(t *testing.T, c *Conn) {
 }
 
 // A combined request refused for room waits for room and completes later:
-// with a send queue of 4 and completions held until released, the first
+// with a send queue of 8 and completions held until released, the first
 // chain posts what fits and the rest of its requests wait for room, each
 // completing once a release makes room. Without combining (the negative
 // control) no chain is posted.
@@ -152,11 +177,11 @@ func TestFakeCombineRefusedForRoom(t *testing.T) {
 		t.Run(fmt.Sprintf("NoCombine=%v", off), func(t *testing.T) {
 			defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(1))
 			const (
-				G = 8
+				G = 16
 				n = 8
 			)
 			p := combinePeer(t, off)
-			client, _ := fakePair(t, p, &ConnParams{SQSize: 4})
+			client, _ := fakePair(t, p, &ConnParams{SQSize: 8})
 			src, dst, remote := fakeRegions(t, p, G*n)
 			ctx := fakeCtx(t)
 			_, chain := postCrossings(t)
@@ -173,7 +198,7 @@ func TestFakeCombineRefusedForRoom(t *testing.T) {
 				wg.Go(func() {
 					<-start
 					pattern(src.buf[g*n:(g+1)*n], g, 0)
-					errs[g] = client.WriteWait(ctx, remote, g*n, src, g*n, n)
+					errs[g] = writeOrFlush(ctx, client, g, remote, src, n)
 					done.Add(1)
 				})
 			}
@@ -235,7 +260,7 @@ func TestFakeCombineInjectedChainFailure(t *testing.T) {
 					landed := dst.buf[g*n : (g+1)*n]
 					for i := range calls {
 						pattern(out, g, i)
-						err := client.WriteWait(ctx, remote, g*n, src, g*n, n)
+						err := writeOrFlushAt(ctx, client, g, g+i, remote, src, n)
 						switch {
 						case err == nil && !bytes.Equal(landed, out):
 							errs[g] = fmt.Errorf("goroutine %d, write %d: the bytes did not land", g, i)
@@ -295,33 +320,47 @@ func TestFakeCombineChainFailureRollsBack(t *testing.T) {
 		wg       sync.WaitGroup
 		errs     [G]error
 		returned atomic.Int32
+		ret      [G]atomic.Bool
 	)
 	start := make(chan struct{})
 	for g := range G {
 		wg.Go(func() {
 			<-start
 			pattern(src.buf[g*n:(g+1)*n], g, 0)
-			errs[g] = client.WriteWait(ctx, remote, g*n, src, g*n, n)
+			errs[g] = writeOrFlush(ctx, client, g, remote, src, n)
+			ret[g].Store(true)
 			returned.Add(1)
 		})
 	}
 	close(start)
-	// Wait until every call has returned or has its request outstanding.
+	// Wait until the work requests outstanding are those of the calls
+	// that have not returned (a write-and-flush, odd g, has two).
 	outstanding := func() (int, int64) {
 		client.dl.mu.Lock()
 		defer client.dl.mu.Unlock()
 		return client.q.sq.outstanding(), client.cq.budget.used
 	}
+	waiting := func() (calls, wrs int) {
+		for g := range G {
+			if !ret[g].Load() {
+				calls++
+				wrs += 1 + g%2
+			}
+		}
+		return calls, wrs
+	}
 	deadline := time.Now().Add(5 * time.Second)
 	for {
 		o, _ := outstanding()
-		if int(returned.Load())+o == G {
+		_, w := waiting()
+		if returned.Load() > 0 && o == w {
 			break
 		}
-		require.True(t, time.Now().Before(deadline), "%d calls returned, %d requests outstanding: not %d", returned.Load(), o, G)
+		require.True(t, time.Now().Before(deadline), "%d calls returned, %d work requests outstanding, those of the others: %d", returned.Load(), o, w)
 		time.Sleep(time.Millisecond)
 	}
 	o, used := outstanding()
+	calls, _ := waiting()
 	require.True(t, ibv.InjectFired())
 	require.GreaterOrEqual(t, int(returned.Load()), 2, "the failed chain held fewer than two calls")
 	require.Equal(t, int64(o), used, "CQ entries held")
@@ -345,6 +384,21 @@ func TestFakeCombineChainFailureRollsBack(t *testing.T) {
 		}
 	}
 	t.Logf("%d of %d calls failed with the chain", failed, G)
-	require.Equal(t, G-o, failed)
+	require.Equal(t, G-calls, failed)
 	requireQueueIdle(t, client)
+}
+
+// writeOrFlush writes goroutine g's n bytes with WriteWait when g is
+// even, with WriteAndFlushWait when it is odd.
+func writeOrFlush(ctx context.Context, c *Conn, g int, remote *RemoteMR, src *MR, n int) error {
+	return writeOrFlushAt(ctx, c, g, g, remote, src, n)
+}
+
+// writeOrFlushAt writes goroutine g's n bytes, with WriteAndFlushWait
+// when k is odd.
+func writeOrFlushAt(ctx context.Context, c *Conn, g, k int, remote *RemoteMR, src *MR, n int) error {
+	if k%2 == 1 {
+		return c.WriteAndFlushWait(ctx, remote, g*n, src, g*n, n, rpma.FlushVisibility)
+	}
+	return c.WriteWait(ctx, remote, g*n, src, g*n, n)
 }

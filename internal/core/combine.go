@@ -72,7 +72,11 @@ func (c *Conn) postCombined(op string, ctx uint64, a *sendArgs, flush bool, cl *
 			d.mu.Unlock()
 		} else {
 			c.combineLocked(d)
-			d.unlockAfterCrossing()
+			// No periodic yield (unlockAfterCrossing): this call
+			// yielded once already. With it the combiner took a second
+			// turn now and then: BenchmarkGoroutines/Write64/G=16,
+			// counted on 6.1, p99 1.22 times p50 with it, 1.05 without.
+			d.mu.Unlock()
 		}
 	}
 	return cl.postErr

@@ -119,6 +119,13 @@
 // completion and leaves the rest), and the CQ holds at most its size of
 // them, so drain them. Each call waits for its own completion, so one
 // goroutine keeps one operation in flight; more goroutines keep more.
+// What several goroutines have ready together goes to the provider
+// together: [Conn.WriteWait], [Conn.ReadWait], [Conn.SendWait] and
+// [Conn.WriteAndFlushWait] (where the flush is emulated) calls made while
+// others are in progress are posted as chains, one cgo crossing and one
+// doorbell each, in the order they came (doc/goroutines.md). A
+// provider's failure of a chain fails the calls whose operations it did
+// not accept, each with the mirror's error.
 //
 // One goroutine keeps many operations in flight with the asynchronous
 // calls, the per-operation calls split in two: [Conn.WriteAsync],

@@ -66,7 +66,7 @@ func (c *Conn) PostBatch(ctx context.Context, read bool, n int, at func(i int) T
 		cls     [MaxBatch]*opClaim
 		partErr error // why the rest failed, when part of the chain was posted
 	)
-	_, err = q.postClaimed(ctx, op, false, uint64(n), func(cl *opClaim) error {
+	_, err = q.postClaimed(ctx, op, false, uint64(n), false, func(cl *opClaim) error {
 		var perr error
 		posted, perr = c.postBatch(op, read, n, at, cl, &cls)
 		if posted > 0 {

@@ -65,6 +65,20 @@ type opClaim struct {
 	gen   atomic.Uint32
 	taken bool
 
+	// Submission combining (combine.go): a waiting call's request on its
+	// connection's combining list, posted by whoever holds the data lock
+	// next, and the outcome of that post. combine is set by runWait when
+	// other calls are in progress; combined when the post took the
+	// combining path (which yields).
+	combine  bool
+	combined bool
+	next     *opClaim    // the combining list's link
+	req      sendArgs    // the request
+	reqCtx   uint64      // its op context
+	reqFlush bool        // a write followed by the emulated flush's read
+	decided  atomic.Bool // postErr holds the outcome of its post
+	postErr  error       // nil: posted; else why not
+
 	wake chan struct{} // capacity 1: a delivery, or room, for this claim
 
 	// Prebuilt for the wait's end check, so that a wait allocates nothing.

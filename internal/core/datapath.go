@@ -81,6 +81,9 @@ func (c *Conn) lockDataErr(op string) error {
 // fast paths, and queuePost's methods), and a is read in place, so the
 // arguments travel from the caller's frame to the crossing once.
 func (c *Conn) postSend(op string, kind postKind, user bool, ctx uint64, a *sendArgs, cl *opClaim) error {
+	if cl != nil && cl.combine && kind == postPlain && user && combinable(a.op) {
+		return c.postCombined(op, ctx, a, false, cl)
+	}
 	if c == nil || c.dl == nil {
 		return c.lockDataErr(op)
 	}
@@ -319,6 +322,11 @@ func (c *Conn) writeAndFlush(op string, dst *RemoteMR, dstOff int, src *MR, srcO
 		if err := c.checkWriteAndFlush(op, dst, dstOff, src, srcOff, n, typ, flags); err != nil {
 			return err
 		}
+	}
+	if cl != nil && cl.combine && !c.nativeFlush && signaled(flags) {
+		laddr, lkey := src.at(srcOff)
+		raddr, rkey := dst.at(dstOff)
+		return c.postCombined(op, ctx, &sendArgs{op: ibv.OpRDMAWrite, laddr: laddr, length: uint32(n), lkey: lkey, raddr: raddr, rkey: rkey, stat: flushStat(typ, true)}, true, cl)
 	}
 	d, err := c.lockData(op)
 	if err != nil {

@@ -41,7 +41,7 @@ func (c *Conn) postLater(ctx context.Context, op string, q *CQ, recv bool, need 
 		return Pending{}, errClosed(op, "connection")
 	}
 	defer q.exit()
-	cl, err := q.postClaimed(ctx, op, recv, need, post)
+	cl, err := q.postClaimed(ctx, op, recv, need, false, post)
 	if err != nil {
 		return Pending{}, err
 	}

@@ -39,14 +39,18 @@ func (c *Conn) runWait(ctx context.Context, op string, q *CQ, recv bool, need ui
 		return WC{}, errClosed(op, "connection")
 	}
 	defer q.exit()
-	q.callers.Add(1)
-	cl, err := q.postClaimed(ctx, op, recv, need, post)
+	// With other calls in progress, a request the connection's posts can
+	// combine goes on the combining list and its call yields before the
+	// post, not after its completion (combine.go).
+	combine := q.callers.Add(1) > 1 && !q.dl.tune.NoCombine
+	cl, err := q.postClaimed(ctx, op, recv, need, combine, post)
 	if err != nil {
 		q.callers.Add(-1)
 		return WC{}, err
 	}
+	yielded := cl.combined
 	wc, err := q.awaitClaim(ctx, cl)
-	if q.callers.Load() > 1 {
+	if !yielded && q.callers.Load() > 1 {
 		// Other calls are in progress: let their goroutines run before
 		// this one calls again (the turn-taking, tuning.go). This call
 		// counts as in progress until after its yield, so that a
@@ -60,8 +64,9 @@ func (c *Conn) runWait(ctx context.Context, op string, q *CQ, recv bool, need ui
 // postClaimed posts with post for a new claim of q, waiting for room
 // while the queue (the receive queue when recv) or q is full, and returns
 // the claim, whose completion is to come; the caller has entered q.
-func (q *CQ) postClaimed(ctx context.Context, op string, recv bool, need uint64, post postFor) (*opClaim, error) {
+func (q *CQ) postClaimed(ctx context.Context, op string, recv bool, need uint64, combine bool, post postFor) (*opClaim, error) {
 	cl := q.newClaim(op)
+	cl.combine = combine
 	// A call does not overtake those already waiting for room; one woken
 	// for room that another call took goes back to the queue's head.
 	waited := false
@@ -70,6 +75,7 @@ func (q *CQ) postClaimed(ctx context.Context, op string, recv bool, need uint64,
 			return nil, err
 		}
 		waited = true
+		cl.combine = false
 	}
 	for {
 		err := post(cl)
@@ -84,6 +90,8 @@ func (q *CQ) postClaimed(ctx context.Context, op string, recv bool, need uint64,
 			return nil, err
 		}
 		waited = true
+		// Woken for room: post at once, for the room counted for it.
+		cl.combine = false
 	}
 }
 

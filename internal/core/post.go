@@ -10,7 +10,8 @@ import (
 // The post protocol. Every work request the library posts takes these
 // steps, in this order, under the data lock of its connection (or
 // connection request): the data path's single requests (Conn.postSend),
-// the chains (Conn.postWriteFlush, Conn.postBatch), a grant's bind
+// the chains (Conn.postWriteFlush, Conn.postBatch, and the waiting calls'
+// combined requests, Conn.postChain in combine.go), a grant's bind
 // (Conn.bind), the liveness probe (Conn.probe) and the receives
 // (queues.recv).
 //

@@ -46,6 +46,10 @@ type dataLock struct {
 	period    uint64 // yieldCounts when it was made, last yielded or blocked
 	tune      Tuning // its peer's, when it was created (tuning.go)
 	stats     dataCounters
+	// comb is the combining list (combine.go): the waiting calls'
+	// requests that wait to be posted, the newest first, linked through
+	// opClaim.next. Pushed without mu; taken (swapped out) under mu only.
+	comb atomic.Pointer[opClaim]
 }
 
 // cqBudget guards a CQ against overrun: every work request that can put
@@ -211,6 +215,28 @@ func (q *workQueue) room(n uint64) error {
 		return errCQFull
 	}
 	return nil
+}
+
+// free returns how many more requests fit in the queue and its CQ (a
+// submission chain's, combine.go: when not all of its requests fit, the
+// first of them that do are posted).
+func (q *workQueue) free() uint64 {
+	used := q.posted - q.retired
+	if q.probing {
+		used--
+	}
+	if used >= q.depth {
+		return 0
+	}
+	f := q.depth - used
+	if b := q.budget; b != nil {
+		r := b.capacity - b.reserved - b.used
+		if r <= 0 {
+			return 0
+		}
+		f = min(f, uint64(r))
+	}
+	return f
 }
 
 // reserve takes n slots and returns the first sequence number.

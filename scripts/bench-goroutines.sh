@@ -15,6 +15,13 @@
 #   BENCH_ICOUNT=1            count instead of time: rxevm -icount, one
 #                             vCPU, every ns is one guest instruction
 #   BENCH_VM_TIMEOUT=10m      rxevm's timeout for each VM
+#   BENCH_WAKEUPS=1           also count per operation goroutine
+#                             wake-ups from a runtime trace (wakeups/op:
+#                             the G goroutines'; all-wakeups/op: every
+#                             goroutine's), the threads' sleeps (sleeps/op:
+#                             voluntary context switches) and futex calls
+#                             (futex/op); the trace costs time of its own:
+#                             use such rounds for these counts only
 #
 # Raw outputs: bin/bench/goroutines-KERNEL/ (round-N.txt, table.md). The
 # exit status is non-zero when a VM or a run failed.
@@ -34,7 +41,9 @@ for k in ${BENCH_KERNELS:-6.1 6.12}; do
 	# One VM: the rounds run one after the other inside it, writing to a
 	# directory under TMPDIR (the one the VM shares read-write).
 	work=$(mktemp -d "${TMPDIR:-/tmp}/rpma-bench-goroutines.XXXXXX") || exit 1
-	script="for r in \$(seq 1 $rounds); do $root/bin/bench/conn.test -test.run '^\$' -test.bench '^BenchmarkGoroutines\$' -test.benchtime ${iters}x -test.benchmem >$work/round-\$r.txt 2>&1 || exit 1; done"
+	env=
+	[ "${BENCH_WAKEUPS:-}" = 1 ] && env="RPMA_BENCH_WAKEUPS=1"
+	script="for r in \$(seq 1 $rounds); do $env $root/bin/bench/conn.test -test.run '^\$' -test.bench '^BenchmarkGoroutines\$' -test.benchtime ${iters}x -test.benchmem >$work/round-\$r.txt 2>&1 || exit 1; done"
 	bin/rxevm -kernel "$k" "${icount[@]}" -timeout "${BENCH_VM_TIMEOUT:-10m}" -- sh -c "$script"
 	rc=$?
 	cp "$work"/round-*.txt "$out/" 2>/dev/null

@@ -1,0 +1,162 @@
+//go:build linux && cgo
+
+package conn_test
+
+import (
+	"encoding/binary"
+	"os"
+	"runtime"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"unsafe"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/gorpma/rpma/internal/rdmatest"
+)
+
+// threadCounts counts, over a run, what the threads of the process cost
+// the kernel beyond the operations' own system calls (issue 34's "futex
+// calls ... per completed operation"):
+//   - sleeps: voluntary context switches of all the process's threads
+//     (getrusage's ru_nvcsw): a thread that blocked, in a futex wait, a
+//     blocking epoll_wait or a blocking read; each is a wake-up later;
+//   - futex: futex system calls of the machine (the tracepoint
+//     syscalls:sys_enter_futex on every CPU: futexCounters), when the
+//     kernel lets the process count them (root, tracefs): else -1.
+type threadCounts struct {
+	sleeps, futex int64 // at the start
+}
+
+// startThreadCounts starts counting, the futex calls too when futex.
+func startThreadCounts(futex bool) *threadCounts {
+	t := &threadCounts{futex: -1}
+	if futex {
+		t.futex = futexCalls()
+	}
+	t.sleeps = voluntarySwitches()
+	return t
+}
+
+// stop returns the sleeps and futex calls since the start (futex -1 when
+// not counted).
+func (t *threadCounts) stop() (sleeps, futex int64) {
+	sleeps = voluntarySwitches() - t.sleeps
+	futex = -1
+	if t.futex >= 0 {
+		futex = futexCalls() - t.futex
+	}
+	return sleeps, futex
+}
+
+func voluntarySwitches() int64 {
+	var ru unix.Rusage
+	if err := unix.Getrusage(unix.RUSAGE_SELF, &ru); err != nil {
+		return 0
+	}
+	return ru.Nvcsw
+}
+
+// futexCounters are counters of the sys_enter_futex tracepoint, one per
+// CPU, counting every process (in the test VM the benchmark is the one
+// making futex calls), opened once and never closed: enabling and
+// disabling a system-call tracepoint patches the kernel's text, and under
+// qemu's TCG doing it again and again (a counter per thread per run)
+// crashed the 6.12 guest (an int3 Oops in syscall_trace_enter).
+var futexCounters = sync.OnceValue(func() []int {
+	id := futexTracepointID()
+	if id < 0 {
+		return nil
+	}
+	attr := unix.PerfEventAttr{
+		Type:   unix.PERF_TYPE_TRACEPOINT,
+		Size:   uint32(unsafe.Sizeof(unix.PerfEventAttr{})),
+		Config: uint64(id),
+	}
+	var fds []int
+	for cpu := range runtime.NumCPU() {
+		fd, err := unix.PerfEventOpen(&attr, -1, cpu, -1, unix.PERF_FLAG_FD_CLOEXEC)
+		if err != nil {
+			for _, fd := range fds {
+				unix.Close(fd)
+			}
+			return nil
+		}
+		fds = append(fds, fd)
+	}
+	return fds
+})
+
+// futexCalls returns the futex calls counted so far, or -1.
+func futexCalls() int64 {
+	fds := futexCounters()
+	if fds == nil {
+		return -1
+	}
+	var (
+		n int64
+		b [8]byte
+	)
+	for _, fd := range fds {
+		if k, err := unix.Read(fd, b[:]); err == nil && k == 8 {
+			n += int64(binary.NativeEndian.Uint64(b[:]))
+		}
+	}
+	return n
+}
+
+// futexTracepointID returns the id of syscalls:sys_enter_futex, mounting
+// tracefs where it is not (the test VM), or -1.
+func futexTracepointID() int {
+	const dir = "/sys/kernel/tracing"
+	path := dir + "/events/syscalls/sys_enter_futex/id"
+	b, err := os.ReadFile(path)
+	if err != nil {
+		if unix.Mount("nodev", dir, "tracefs", 0, "") != nil {
+			return -1
+		}
+		if b, err = os.ReadFile(path); err != nil {
+			return -1
+		}
+	}
+	id, err := strconv.Atoi(strings.TrimSpace(string(b)))
+	if err != nil {
+		return -1
+	}
+	return id
+}
+
+// TestThreadCounts checks the counters on a thread that sleeps a known
+// number of times: each futex wait of a goroutine locked to its thread,
+// woken by another, is one voluntary switch and one futex call at least.
+func TestThreadCounts(t *testing.T) {
+	const n = 50
+	ping, pong := make(chan struct{}), make(chan struct{})
+	// In the test VM only the benchmarks enable the tracepoint (once, and
+	// see futexCounters): the test tiers' guests are not put at risk.
+	c := startThreadCounts(os.Getenv(rdmatest.EnvIP) == "")
+	go func() {
+		runtime.LockOSThread() // its waits put the thread to sleep
+		defer runtime.UnlockOSThread()
+		for range n {
+			<-ping
+			pong <- struct{}{}
+		}
+	}()
+	runtime.LockOSThread()
+	for range n {
+		ping <- struct{}{}
+		<-pong
+	}
+	runtime.UnlockOSThread()
+	sleeps, futex := c.stop()
+	t.Logf("%d round trips between locked threads: %d voluntary switches, %d futex calls (-1: not counted here)", n, sleeps, futex)
+	if sleeps < n {
+		t.Errorf("%d voluntary switches for %d round trips between two locked threads: the count misses sleeps", sleeps, n)
+	}
+	if futex >= 0 && futex < n {
+		t.Errorf("%d futex calls for %d round trips between two locked threads: the count misses calls", futex, n)
+	}
+}

@@ -147,7 +147,7 @@ func TestCountWakeups(t *testing.T) {
 	var buf bytes.Buffer
 	require.NoError(t, trace.Start(&buf))
 	chans := make([]chan int, n)
-	blocked := make(chan struct{})
+	blocked := make(chan struct{}, n) // buffered: its senders never block
 	done := make(chan struct{}, n+1)
 	for i := range chans {
 		chans[i] = make(chan int)

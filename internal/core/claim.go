@@ -57,6 +57,7 @@ type opClaim struct {
 	need      uint64 // while waiting for room: the slots wanted
 	recv      bool   // ... in the receive queue (else the send queue)
 	queued    bool   // in q.roomq
+	promised  uint64 // woken for room: the slots promised to it until it posts (q.promised)
 	op        string // the waiting call, for errors
 	werr      error  // the outcome of the holder's attempt (try)
 	// A claim handed out as a Pending (opasync.go): gen counts its uses
@@ -205,6 +206,9 @@ func (q *CQ) deliverSlot(cl *opClaim, w *WC) {
 // back to the pool; a request claim still outstanding is abandoned, and
 // freed when its completion comes.
 func (q *CQ) closeClaim(cl *opClaim) {
+	if q.dropPromise(cl) {
+		defer q.wakeRoom() // the room it gives back
+	}
 	switch {
 	case cl.done:
 		q.freeClaim(cl)
@@ -262,10 +266,14 @@ func (q *CQ) leaveRoomQueue(cl *opClaim) {
 }
 
 // wakeRoom wakes the waiters at the head of the room queue whose room is
-// there, in order, counting the room of those woken before them; the
-// first that does not fit stops it (dl held).
+// there, in order, counting the room of those woken before them, and of
+// those woken earlier that have not posted yet; the first that does not
+// fit stops it (dl held). Each woken waiter is promised its room until it
+// posts or gives up (dropPromise): a call that starts meanwhile queues
+// behind it (postClaimed) rather than take the room, which would send the
+// woken one back to the queue for another wake-up.
 func (q *CQ) wakeRoom() {
-	var takenSQ, takenRQ uint64
+	takenSQ, takenRQ := q.promised[0], q.promised[1]
 	woken := 0
 	for _, cl := range q.roomq {
 		wq, taken := q.sq, &takenSQ
@@ -277,6 +285,9 @@ func (q *CQ) wakeRoom() {
 		}
 		*taken += cl.need
 		cl.queued = false
+		cl.promised = cl.need
+		q.promised[promiseIndex(cl.recv)] += cl.need
+		q.promising.Add(1)
 		cl.signal()
 		woken++
 	}
@@ -286,6 +297,26 @@ func (q *CQ) wakeRoom() {
 		q.roomq = q.roomq[:n]
 		q.roomWaiters.Store(int32(n))
 	}
+}
+
+// dropPromise ends the room promised to cl, if any, and reports whether
+// there was one (dl held).
+func (q *CQ) dropPromise(cl *opClaim) bool {
+	if cl.promised == 0 {
+		return false
+	}
+	q.promised[promiseIndex(cl.recv)] -= cl.promised
+	cl.promised = 0
+	q.promising.Add(-1)
+	return true
+}
+
+// promiseIndex is the index in CQ.promised of a queue's promises.
+func promiseIndex(recv bool) int {
+	if recv {
+		return 1
+	}
+	return 0
 }
 
 // settle polls q (which delivers claimed completions and wakes room) and

@@ -82,6 +82,12 @@ type CQ struct {
 	// its length, read without the lock by calls about to post.
 	roomq       []*opClaim
 	roomWaiters atomic.Int32
+	// The room promised to calls woken for room that have not posted yet
+	// (claim.go, wakeRoom): slots of the send queue and of the receive
+	// queue; promising counts those calls, read without the lock like
+	// roomWaiters.
+	promised  [2]uint64
+	promising atomic.Int32
 	// callers counts the per-operation calls in progress on the CQ
 	// (runWait), for their turn-taking (tuning.go).
 	callers atomic.Int32
@@ -442,10 +448,9 @@ func (q *CQ) poll(op string) error {
 func (q *CQ) accept(got int) int {
 	from := q.n
 	if got == 1 { // a busy poller's usual case: no loop
-		if !q.translate(&q.stash[q.n]) {
-			return 0
+		if q.translate(&q.stash[q.n]) {
+			q.n++
 		}
-		q.n++
 	} else {
 		k := q.n
 		for i := q.n; i < q.n+got; i++ {

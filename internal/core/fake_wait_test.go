@@ -3,6 +3,7 @@
 package core
 
 import (
+	"context"
 	"errors"
 	"runtime"
 	"sync"
@@ -222,4 +223,57 @@ func TestFakeWaitingCallsTakeTurns(t *testing.T) {
 	}
 	t.Logf("the most calls of others between two of one goroutine's: %d (G=%d)", worst, G)
 	require.LessOrEqual(t, worst, int64(maxGap), "a goroutine waited behind %d calls of others", worst)
+}
+
+// A call woken for room keeps that room until it posts: a waiting call
+// that starts between the wake-up and the woken call's post queues behind
+// it rather than take the room, which would send the woken call back to
+// the queue for another wake-up (doc/goroutines.md: 1.2 to 2.9 wake-ups
+// for room per operation at G=64 on 6.12 before). With one P the woken
+// goroutine runs only once the main goroutine blocks, so the main
+// goroutine's call comes in between: it must not post, and its context
+// ends with nothing posted. Without the promise it posts first, its
+// context's end reports an unknown outcome, and the woken call is refused
+// for room.
+func TestFakeRoomPromised(t *testing.T) {
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(1))
+	p := fakePeer(t)
+	prm := DefaultConnParams()
+	prm.SQSize = 1
+	client, _ := fakePair(t, p, &prm)
+	src, _, remote := fakeRegions(t, p, 64)
+	client.q.qp.SetFakeTiming(ibv.FakeLater)
+	ctx := fakeCtx(t)
+	first, err := client.WriteAsync(ctx, remote, 0, src, 0, 8)
+	require.NoError(t, err)
+	woken := make(chan error, 1)
+	go func() { woken <- client.WriteWait(ctx, remote, 8, src, 0, 8) }()
+	for deadline := time.Now().Add(10 * time.Second); client.cq.roomWaiters.Load() == 0; {
+		require.True(t, time.Now().Before(deadline), "the second call never queued for room")
+		runtime.Gosched()
+	}
+	// The first request completes; the poll of its wait wakes the queued
+	// call for room, which does not run yet.
+	require.Equal(t, 1, client.q.qp.FakeRelease())
+	_, err = first.Wait(ctx)
+	require.NoError(t, err)
+	require.Equal(t, int32(1), client.cq.promising.Load(), "the queued call was not woken for room")
+	full := client.Stats().QueueFull
+	late, cancel := context.WithTimeout(ctx, 100*time.Millisecond)
+	defer cancel()
+	err = client.WriteWait(late, remote, 16, src, 0, 8)
+	require.ErrorIs(t, err, context.DeadlineExceeded)
+	require.NotErrorIs(t, err, rpma.ErrOutcomeUnknown, "the later call posted ahead of the one woken for room")
+	require.Equal(t, full, client.Stats().QueueFull, "the call woken for room was refused for room")
+	client.q.qp.SetFakeTiming(ibv.FakeNow)
+	client.q.qp.FakeRelease()
+	select {
+	case err := <-woken:
+		require.NoError(t, err)
+	case <-ctx.Done():
+		t.Fatal("the call woken for room never returned")
+	}
+	require.Zero(t, client.cq.promising.Load(), "a promise outlived its post")
+	require.Equal(t, [2]uint64{}, client.cq.promised)
+	requireQueueIdle(t, client)
 }

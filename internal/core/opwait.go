@@ -67,10 +67,12 @@ func (c *Conn) runWait(ctx context.Context, op string, q *CQ, recv bool, need ui
 func (q *CQ) postClaimed(ctx context.Context, op string, recv bool, need uint64, combine bool, post postFor) (*opClaim, error) {
 	cl := q.newClaim(op)
 	cl.combine = combine
-	// A call does not overtake those already waiting for room; one woken
-	// for room that another call took goes back to the queue's head.
+	// A call does not overtake those already waiting for room, nor those
+	// woken for room that have not posted yet (wakeRoom); one woken for
+	// room that another call took (a mirror's post) goes back to the
+	// queue's head.
 	waited := false
-	if q.roomWaiters.Load() != 0 {
+	if q.roomWaiters.Load() != 0 || q.promising.Load() != 0 {
 		if err := q.waitForRoom(ctx, cl, need, recv, false); err != nil {
 			return nil, err
 		}
@@ -79,6 +81,9 @@ func (q *CQ) postClaimed(ctx context.Context, op string, recv bool, need uint64,
 	}
 	for {
 		err := post(cl)
+		if waited {
+			q.postedPromised(cl)
+		}
 		if err == nil {
 			return cl, nil
 		}
@@ -93,6 +98,17 @@ func (q *CQ) postClaimed(ctx context.Context, op string, recv bool, need uint64,
 		// Woken for room: post at once, for the room counted for it.
 		cl.combine = false
 	}
+}
+
+// postedPromised ends the room promise of cl, woken for room, once its
+// post was made (whatever its outcome: posted, the room is its own; refused,
+// it queues again), and wakes those the room left over is enough for.
+func (q *CQ) postedPromised(cl *opClaim) {
+	q.dl.mu.Lock()
+	if q.dropPromise(cl) {
+		q.wakeRoom()
+	}
+	q.dl.mu.Unlock()
 }
 
 // waitForRoom queues cl for need slots of its queue (at the head when

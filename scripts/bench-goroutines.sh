@@ -4,7 +4,11 @@
 # rxe VM per kernel, BENCH_ROUNDS times: the per-operation waiting calls
 # (WriteWait, ReadWait, WriteAndFlushWait to persistence) from G = 1, 4,
 # 16 and 64 goroutines, the one-goroutine post and busy poll of the
-# mirror (Raw), and a hand-written dispatcher over the mirror's calls.
+# mirror (Raw), and a hand-written dispatcher over the mirror's calls;
+# and C librpma keeping G operations in flight from one thread, busy-polled
+# (rpma_bw -s goroutines, internal/bench/testdata/rpma_bw.c: rows
+# C/OP/QD=G), run after the Go benchmark in odd rounds and before it in
+# even ones.
 # Per operation: ns/op (wall time over the operations: the inverse of the
 # throughput), cgo crossings, the stamped p50, p99 and p99.9, allocations.
 # Then a table of the medians over the rounds.
@@ -32,6 +36,7 @@ rounds=${BENCH_ROUNDS:-3} iters=${BENCH_ITERS:-2000}
 go build -o bin/rxevm ./cmd/rxevm || exit 1
 mkdir -p bin/bench
 go test -c -o bin/bench/conn.test ./conn || exit 1
+cc -O2 -Wall -Wextra -Werror -o bin/bench/rpma_bw internal/bench/testdata/rpma_bw.c -lrpma || exit 1
 icount=()
 [ "${BENCH_ICOUNT:-}" = 1 ] && icount=(-icount)
 status=0
@@ -43,7 +48,11 @@ for k in ${BENCH_KERNELS:-6.1 6.12}; do
 	work=$(mktemp -d "${TMPDIR:-/tmp}/rpma-bench-goroutines.XXXXXX") || exit 1
 	env=
 	[ "${BENCH_WAKEUPS:-}" = 1 ] && env="RPMA_BENCH_WAKEUPS=1"
-	script="for r in \$(seq 1 $rounds); do $env $root/bin/bench/conn.test -test.run '^\$' -test.bench '^BenchmarkGoroutines\$' -test.benchtime ${iters}x -test.benchmem >$work/round-\$r.txt 2>&1 || exit 1; done"
+	gobench="$env $root/bin/bench/conn.test -test.run '^\$' -test.bench '^BenchmarkGoroutines\$' -test.benchtime ${iters}x -test.benchmem"
+	cbench="$root/bin/bench/rpma_bw -s goroutines -M $iters -t 300 -p \$((7400 + r)) \$RPMA_TEST_IP"
+	script="for r in \$(seq 1 $rounds); do
+		if [ \$((r % 2)) = 1 ]; then $gobench && $cbench; else $cbench && $gobench; fi >$work/round-\$r.txt 2>&1 || exit 1
+	done"
 	bin/rxevm -kernel "$k" "${icount[@]}" -timeout "${BENCH_VM_TIMEOUT:-10m}" -- sh -c "$script"
 	rc=$?
 	cp "$work"/round-*.txt "$out/" 2>/dev/null

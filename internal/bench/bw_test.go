@@ -65,6 +65,39 @@ func TestIntegrationRPMABW(t *testing.T) {
 	}
 }
 
+// TestIntegrationRPMABWGoroutines runs the C program's goroutines mode,
+// the baseline of conn's BenchmarkGoroutines at queue depth G, with 100
+// requests a row, and checks every row: its name as the Go benchmark's
+// rows (conn/bench_goroutines_linux_test.go), its count and its figures.
+func TestIntegrationRPMABWGoroutines(t *testing.T) {
+	ip := rdmatest.IP(t)
+	bin := buildC(t, "rpma_bw")
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	var stdout, stderr bytes.Buffer
+	cmd := exec.CommandContext(ctx, bin, "-s", "goroutines", "-M", "100", "-t", "170", "-p", "7297", ip)
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	require.NoError(t, cmd.Run(), "stderr:\n%s", stderr.String())
+	out := stdout.String()
+	t.Logf("rpma_bw -s goroutines:\n%s", out)
+	set, err := bench.ParseBench(strings.NewReader(out))
+	require.NoError(t, err)
+	rows := 0
+	for _, op := range []string{"Write64", "Read64", "WriteAndPersist64", "WriteAndPersist4K"} {
+		for _, qd := range []int{1, 4, 16, 64} {
+			name := fmt.Sprintf("BenchmarkGoroutines/C/%s/QD=%d", op, qd)
+			require.Len(t, set[name], 1, name)
+			s := set[name][0]
+			require.Equal(t, 100, s.Iters, name)
+			require.Greater(t, s.Values["ns/op"], 0.0, name)
+			require.Greater(t, s.Values["p50-ns"], 0.0, name)
+			require.GreaterOrEqual(t, s.Values["p999-ns"], s.Values["p50-ns"], name)
+			rows++
+		}
+	}
+	require.Len(t, set, rows, "rows the test does not know")
+}
+
 // TestBWNamesMatchGo: the C program and the tables know the Go
 // benchmarks' parameters (conn/bench_bw_linux_test.go), so that a size
 // added on one side cannot go missing from the comparison.

@@ -8,7 +8,7 @@
 // the same benchmark names, so that one parser reads both.
 //
 //	cc -O2 -Wall -Wextra -Werror -o rpma_bw rpma_bw.c -lrpma
-//	rpma_bw [-b BYTES] [-m MIN] [-M MAX] [-s bw|lat|all] [-t SECONDS] [-p PORT] IP
+//	rpma_bw [-b BYTES] [-m MIN] [-M MAX] [-s bw|lat|all|goroutines] [-t SECONDS] [-p PORT] IP
 //
 // Each sub-benchmark runs clamp(BYTES / size, MIN, MAX) requests (defaults
 // 8 MiB, 8 and 2000): a fixed byte budget, so that 1 MiB does few requests
@@ -37,6 +37,17 @@
 //	    TSC, as the Go benchmark's tsc.Read, scaled to ns by the loop's
 //	    clock_gettime span): ns/op is the mean, then MB/s, and the median
 //	    and 99th percentile of the per-request times.
+//	BenchmarkGoroutines/C/{Write64,Read64,WriteAndPersist64,WriteAndPersist4K}/QD={1,4,16,64}
+//	    (-s goroutines only, MAX requests each) the baseline of
+//	    conn/bench_goroutines_linux_test.go (scripts/bench-goroutines.sh):
+//	    what G goroutines' operations on one connection cost when one
+//	    thread keeps G of them in flight with librpma, busy-polled. A
+//	    write-and-persist is an rpma_write (completion on error) and an
+//	    rpma_flush to persistence (signaled), the peer configured for
+//	    direct write to PMem. The connection's queues are 128 and its CQ
+//	    64 in this mode. ns/op is the loop's time / N; p50, p99 and p99.9
+//	    are each request's time from its post to its completion's poll,
+//	    stamped, at the nearest rank as in the Go benchmark.
 #define _GNU_SOURCE
 #include <inttypes.h>
 #include <librpma.h>
@@ -55,6 +66,8 @@
 
 #define REGION (16u << 20)
 #define MAX_QD 16
+#define GOR_QD 64	/* the goroutines mode's deepest queue */
+#define GOR_SQ 128	/* a write-and-persist is two requests */
 #define USAGE (RPMA_MR_USAGE_READ_SRC | RPMA_MR_USAGE_READ_DST | RPMA_MR_USAGE_WRITE_SRC | \
 	       RPMA_MR_USAGE_WRITE_DST)
 
@@ -260,6 +273,112 @@ static void bench_latency(struct env *e)
 	free(d);
 }
 
+/*
+ * The goroutines mode: n operations of kind k, up to qd in flight, each
+ * posted at a stamp kept by its index (its op context), its time taken
+ * when its completion is polled.
+ */
+enum gor_kind { GOR_WRITE, GOR_READ, GOR_PERSIST };
+
+static void gor_post(struct env *e, enum gor_kind k, size_t size, uint64_t i)
+{
+	size_t off = (size_t)(i % GOR_QD) * 4096;
+	switch (k) {
+	case GOR_WRITE:
+		CHECK(rpma_write(e->client, e->rdst, off, e->src, off, size,
+				 RPMA_F_COMPLETION_ALWAYS, CTX(i)));
+		break;
+	case GOR_READ:
+		CHECK(rpma_read(e->client, e->src, off, e->rdst, off, size,
+				RPMA_F_COMPLETION_ALWAYS, CTX(i)));
+		break;
+	case GOR_PERSIST:
+		CHECK(rpma_write(e->client, e->rdst, off, e->src, off, size,
+				 RPMA_F_COMPLETION_ON_ERROR, NULL));
+		CHECK(rpma_flush(e->client, e->rdst, off, size, RPMA_FLUSH_TYPE_PERSISTENT,
+				 RPMA_F_COMPLETION_ALWAYS, CTX(i)));
+		break;
+	}
+}
+
+static void gor_run(struct env *e, enum gor_kind k, size_t size, uint64_t qd, uint64_t n,
+		    uint64_t *posted_at, uint64_t *took)
+{
+	struct ibv_wc wc[GOR_QD];
+	uint64_t posted = 0, done = 0;
+	while (done < n) {
+		while (posted < n && posted - done < qd) {
+			posted_at[posted] = stamp();
+			gor_post(e, k, size, posted);
+			posted++;
+		}
+		int got = 0;
+		int ret = rpma_cq_get_wc(e->cq, GOR_QD, wc, &got);
+		if (ret == RPMA_E_NO_COMPLETION)
+			continue;
+		if (ret)
+			die("rpma_cq_get_wc", ret);
+		uint64_t now = stamp();
+		for (int j = 0; j < got; j++) {
+			if (wc[j].status != IBV_WC_SUCCESS) {
+				fprintf(stderr, "rpma_bw: completion failed: status %d\n",
+					(int)wc[j].status);
+				exit(1);
+			}
+			uint64_t i = wc[j].wr_id;
+			took[i] = now - posted_at[i];
+		}
+		done += (uint64_t)got;
+	}
+}
+
+/* nearest_rank is the index of the permille-th percentile of n sorted values. */
+static uint64_t nearest_rank(uint64_t n, uint64_t permille)
+{
+	uint64_t r = (n * permille + 999) / 1000;
+	return r == 0 ? 0 : r - 1;
+}
+
+static void bench_goroutines(struct env *e)
+{
+	static const struct {
+		const char *name;
+		enum gor_kind kind;
+		size_t size;
+	} rows[] = {
+		{"Write64", GOR_WRITE, 64},
+		{"Read64", GOR_READ, 64},
+		{"WriteAndPersist64", GOR_PERSIST, 64},
+		{"WriteAndPersist4K", GOR_PERSIST, 4096},
+	};
+	static const uint64_t depths[] = {1, 4, 16, 64};
+	uint64_t n = max_iters;
+	uint64_t *posted_at = calloc(n, sizeof(uint64_t)), *took = calloc(n, sizeof(uint64_t));
+	if (posted_at == NULL || took == NULL) {
+		perror("rpma_bw: calloc");
+		exit(1);
+	}
+	for (size_t r = 0; r < sizeof(rows) / sizeof(rows[0]); r++) {
+		for (size_t q = 0; q < sizeof(depths) / sizeof(depths[0]); q++) {
+			gor_run(e, rows[r].kind, rows[r].size, depths[q], 1, posted_at, took);
+			uint64_t t0 = now_ns(), s0 = stamp();
+			gor_run(e, rows[r].kind, rows[r].size, depths[q], n, posted_at, took);
+			uint64_t dt = now_ns() - t0, ds = stamp() - s0;
+			double scale = ds > 0 ? (double)dt / (double)ds : 1.0;
+			qsort(took, n, sizeof(took[0]), cmp_u64);
+			printf("BenchmarkGoroutines/C/%s/QD=%" PRIu64 "\t%8" PRIu64
+			       "\t%12.0f ns/op\t%10.0f p50-ns\t%10.0f p99-ns\t%10.0f p999-ns\n",
+			       rows[r].name, depths[q], n, (double)dt / (double)n,
+			       (double)took[nearest_rank(n, 500)] * scale,
+			       (double)took[nearest_rank(n, 990)] * scale,
+			       (double)took[nearest_rank(n, 999)] * scale);
+			fflush(stdout);
+		}
+	}
+	free(posted_at);
+	free(took);
+}
+
 struct server {
 	struct rpma_ep *ep;
 	struct rpma_conn_cfg *cfg;
@@ -287,7 +406,7 @@ static void expect_established(struct rpma_conn *c)
 
 static void usage(void)
 {
-	fprintf(stderr, "usage: rpma_bw [-b BYTES] [-m MIN] [-M MAX] [-s bw|lat|all] "
+	fprintf(stderr, "usage: rpma_bw [-b BYTES] [-m MIN] [-M MAX] [-s bw|lat|all|goroutines] "
 			"[-t SECONDS] [-p PORT] IP\n");
 	exit(2);
 }
@@ -323,7 +442,9 @@ int main(int argc, char **argv)
 	}
 	int do_bw = !strcmp(which, "all") || !strcmp(which, "bw");
 	int do_lat = !strcmp(which, "all") || !strcmp(which, "lat");
-	if (optind != argc - 1 || min_iters == 0 || max_iters < min_iters || (!do_bw && !do_lat))
+	int do_gor = !strcmp(which, "goroutines");
+	if (optind != argc - 1 || min_iters == 0 || max_iters < min_iters ||
+	    (!do_bw && !do_lat && !do_gor))
 		usage();
 	const char *ip = argv[optind];
 	alarm(timeout); /* SIGALRM ends a run that hangs */
@@ -335,8 +456,8 @@ int main(int argc, char **argv)
 	CHECK(rpma_peer_new(dev, &peer));
 	struct rpma_conn_cfg *cfg = NULL;
 	CHECK(rpma_conn_cfg_new(&cfg));
-	CHECK(rpma_conn_cfg_set_sq_size(cfg, MAX_QD));
-	CHECK(rpma_conn_cfg_set_cq_size(cfg, MAX_QD));
+	CHECK(rpma_conn_cfg_set_sq_size(cfg, do_gor ? GOR_SQ : MAX_QD));
+	CHECK(rpma_conn_cfg_set_cq_size(cfg, do_gor ? GOR_QD : MAX_QD));
 
 	struct server srv = {.cfg = cfg};
 	CHECK(rpma_ep_listen(peer, ip, port, &srv.ep));
@@ -362,7 +483,8 @@ int main(int argc, char **argv)
 		return 1;
 	}
 	CHECK(rpma_mr_reg(peer, mem, REGION, USAGE, &e.src));
-	CHECK(rpma_mr_reg(peer, (char *)mem + REGION, REGION, USAGE, &e.dst));
+	CHECK(rpma_mr_reg(peer, (char *)mem + REGION, REGION,
+			  do_gor ? USAGE | RPMA_MR_USAGE_FLUSH_TYPE_PERSISTENT : USAGE, &e.dst));
 	size_t desc_size = 0;
 	CHECK(rpma_mr_get_descriptor_size(e.dst, &desc_size));
 	char desc[64];
@@ -382,6 +504,15 @@ int main(int argc, char **argv)
 		bench_bandwidth(&e);
 	if (do_lat)
 		bench_latency(&e);
+	if (do_gor) {
+		/* As the Go benchmark: the peer writes directly to PMem. */
+		struct rpma_peer_cfg *pcfg = NULL;
+		CHECK(rpma_peer_cfg_new(&pcfg));
+		CHECK(rpma_peer_cfg_set_direct_write_to_pmem(pcfg, true));
+		CHECK(rpma_conn_apply_remote_peer_cfg(e.client, pcfg));
+		CHECK(rpma_peer_cfg_delete(&pcfg));
+		bench_goroutines(&e);
+	}
 
 	/* The server answers the client's disconnect (see rpma_lat.c). */
 	enum rpma_conn_event ev;

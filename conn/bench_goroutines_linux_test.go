@@ -82,11 +82,11 @@ var goroutineRows = []string{"Write64", "Read64", "WriteAndPersist64", "WriteAnd
 // the p50, p99 and p99.9 of the operations' own times (post to return,
 // stamped with the TSC), besides ns/op (the wall time over b.N: the
 // inverse of the throughput) and, with -benchmem, the allocations. With
-// RPMA_BENCH_WAKEUPS set it also reports, per operation, the goroutine
-// wake-ups from a runtime trace (wakeupTrace): wakeups/op, those of the
-// g goroutines; all-wakeups/op, every goroutine's (a dispatcher's too);
-// and what the threads cost (threadCounts): sleeps/op, the threads'
-// voluntary context switches, and futex/op, their futex calls.
+// RPMA_BENCH_WAKEUPS naming a directory it also records the run's
+// execution trace there (runTrace: the goroutine wake-ups are counted
+// from it by benchplot -wakeups) and reports, per operation, what the
+// threads cost (threadCounts): sleeps/op, the threads' voluntary context
+// switches, and futex/op, their futex calls.
 func runGoroutines(b *testing.B, g int, op func(g int) error) {
 	stamps := make([]uint64, b.N)
 	var (
@@ -96,7 +96,7 @@ func runGoroutines(b *testing.B, g int, op func(g int) error) {
 		errs  = make([]error, g)
 	)
 	b.ResetTimer()
-	traced := startWakeupTrace(b)
+	traced := startRunTrace(b, b.Name(), b.N)
 	var threads *threadCounts
 	if traced != nil {
 		threads = startThreadCounts(true)
@@ -125,15 +125,10 @@ func runGoroutines(b *testing.B, g int, op func(g int) error) {
 	clock.Stop()
 	if traced != nil {
 		sleeps, futex := threads.stop()
-		w := traced.stop(b)
+		traced.stop(b)
 		b.ReportMetric(float64(sleeps)/float64(b.N), "sleeps/op")
 		if futex >= 0 {
 			b.ReportMetric(float64(futex)/float64(b.N), "futex/op")
-		}
-		b.ReportMetric(float64(w.started)/float64(b.N), "wakeups/op")
-		b.ReportMetric(float64(w.all)/float64(b.N), "all-wakeups/op")
-		for fn, n := range w.by {
-			b.Logf("wake-ups from %s: %.3f/op", fn, float64(n)/float64(b.N))
 		}
 	}
 	if err := errors.Join(errs...); err != nil {

@@ -19,15 +19,19 @@
 #   BENCH_ICOUNT=1            count instead of time: rxevm -icount, one
 #                             vCPU, every ns is one guest instruction
 #   BENCH_VM_TIMEOUT=10m      rxevm's timeout for each VM
-#   BENCH_WAKEUPS=1           also count per operation goroutine
-#                             wake-ups from a runtime trace (wakeups/op:
-#                             the G goroutines'; all-wakeups/op: every
-#                             goroutine's), the threads' sleeps (sleeps/op:
-#                             voluntary context switches) and futex calls
-#                             (futex/op); the trace costs time of its own:
-#                             use such rounds for these counts only
+#   BENCH_WAKEUPS=1           also count per operation the threads'
+#                             sleeps (sleeps/op: voluntary context
+#                             switches) and futex calls (futex/op), and
+#                             record each run's execution trace, whose
+#                             goroutine wake-ups bin/benchplot -wakeups
+#                             counts into wakeups-N.md (wakeups/op: the G
+#                             goroutines'; all-wakeups/op: every
+#                             goroutine's; and by waking function); the
+#                             trace costs time of its own: use such rounds
+#                             for these counts only
 #
-# Raw outputs: bin/bench/goroutines-KERNEL/ (round-N.txt, table.md). The
+# Raw outputs: bin/bench/goroutines-KERNEL/ (round-N.txt, table.md,
+# wakeups-N.md with BENCH_WAKEUPS=1). The
 # exit status is non-zero when a VM or a run failed.
 set -uo pipefail
 cd "$(dirname "$0")/.." || exit 1
@@ -37,6 +41,11 @@ go build -o bin/rxevm ./cmd/rxevm || exit 1
 mkdir -p bin/bench
 go test -c -o bin/bench/conn.test ./conn || exit 1
 cc -O2 -Wall -Wextra -Werror -o bin/bench/rpma_bw internal/bench/testdata/rpma_bw.c -lrpma || exit 1
+wakeups=
+if [ "${BENCH_WAKEUPS:-}" = 1 ]; then
+	wakeups=1
+	go build -o bin/benchplot ./internal/bench/cmd/benchplot || exit 1
+fi
 icount=()
 [ "${BENCH_ICOUNT:-}" = 1 ] && icount=(-icount)
 status=0
@@ -47,7 +56,7 @@ for k in ${BENCH_KERNELS:-6.1 6.12}; do
 	# directory under TMPDIR (the one the VM shares read-write).
 	work=$(mktemp -d "${TMPDIR:-/tmp}/rpma-bench-goroutines.XXXXXX") || exit 1
 	env=
-	[ "${BENCH_WAKEUPS:-}" = 1 ] && env="RPMA_BENCH_WAKEUPS=1"
+	[ -n "$wakeups" ] && env="mkdir -p $work/traces-\$r && RPMA_BENCH_WAKEUPS=$work/traces-\$r"
 	gobench="$env $root/bin/bench/conn.test -test.run '^\$' -test.bench '^BenchmarkGoroutines\$' -test.benchtime ${iters}x -test.benchmem"
 	cbench="$root/bin/bench/rpma_bw -s goroutines -M $iters -t 300 -p \$((7400 + r)) \$RPMA_TEST_IP"
 	script="for r in \$(seq 1 $rounds); do
@@ -56,6 +65,12 @@ for k in ${BENCH_KERNELS:-6.1 6.12}; do
 	bin/rxevm -kernel "$k" "${icount[@]}" -timeout "${BENCH_VM_TIMEOUT:-10m}" -- sh -c "$script"
 	rc=$?
 	cp "$work"/round-*.txt "$out/" 2>/dev/null
+	if [ -n "$wakeups" ]; then
+		for d in "$work"/traces-*; do
+			[ -d "$d" ] || continue
+			bin/benchplot -wakeups "$d" >"$out/wakeups-${d##*traces-}.md" || status=1
+		done
+	fi
 	rm -rf "$work"
 	if [ $rc -ne 0 ] || ! ls "$out"/round-*.txt >/dev/null 2>&1; then
 		echo "bench-goroutines: the $k VM failed (status $rc)" >&2

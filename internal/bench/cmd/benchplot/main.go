@@ -11,6 +11,12 @@
 // queue depth (one panel per kernel and size, Go and C lines: the median
 // MB/s). The exit status is 1 when a benchmark is missing from every
 // round of a side (what is there is still printed and drawn).
+//
+//	benchplot -wakeups DIR
+//
+// prints the goroutine wake-ups per operation of conn's
+// BenchmarkGoroutines runs from their execution traces in DIR
+// (scripts/bench-goroutines.sh with BENCH_WAKEUPS=1; wakeups.go).
 package main
 
 import (
@@ -34,7 +40,14 @@ func main() {
 	lat := flag.String("latency", "", "write the latency-vs-size plot to this PNG file")
 	bw := flag.String("bandwidth", "", "write the bandwidth-vs-queue-depth plot to this PNG file")
 	title := flag.String("title", "", "a title prefix for the plots (e.g. the kernel)")
+	wake := flag.Bool("wakeups", false, "print the goroutine wake-ups of the traces in DIR (BenchmarkGoroutines' NAME-NOPS.trace)")
 	flag.Parse()
+	if *wake && flag.NArg() == 1 {
+		if err := writeWakeups(os.Stdout, flag.Arg(0)); err != nil {
+			fail(err)
+		}
+		return
+	}
 	if flag.NArg() != 1 {
 		fmt.Fprintln(os.Stderr, "usage: benchplot [-tables] [-latency FILE.png] [-bandwidth FILE.png] [-title T] DIR")
 		os.Exit(2)

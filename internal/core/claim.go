@@ -266,27 +266,25 @@ func (q *CQ) leaveRoomQueue(cl *opClaim) {
 }
 
 // wakeRoom wakes the waiters at the head of the room queue whose room is
-// there, in order, counting the room of those woken before them, and of
-// those woken earlier that have not posted yet; the first that does not
-// fit stops it (dl held). Each woken waiter is promised its room until it
+// there, in order, counting the room promised to those woken before them
+// (now or earlier) that have not posted yet; the first that does not fit
+// stops it (dl held). Each woken waiter is promised its room until it
 // posts or gives up (dropPromise): a call that starts meanwhile queues
 // behind it (postClaimed) rather than take the room, which would send the
 // woken one back to the queue for another wake-up.
 func (q *CQ) wakeRoom() {
-	takenSQ, takenRQ := q.promised[0], q.promised[1]
 	woken := 0
 	for _, cl := range q.roomq {
-		wq, taken := q.sq, &takenSQ
+		i, wq := promiseIndex(cl.recv), q.sq
 		if cl.recv {
-			wq, taken = q.rq, &takenRQ
+			wq = q.rq
 		}
-		if wq != nil && wq.room(*taken+cl.need) != nil {
+		if wq != nil && wq.room(q.promised[i]+cl.need) != nil {
 			break
 		}
-		*taken += cl.need
 		cl.queued = false
 		cl.promised = cl.need
-		q.promised[promiseIndex(cl.recv)] += cl.need
+		q.promised[i] += cl.need
 		q.promising.Add(1)
 		cl.signal()
 		woken++

@@ -94,6 +94,23 @@ func buildC(t *testing.T, name string) string {
 	return cBuilds.bin[name]
 }
 
+// runC builds testdata/NAME.c, runs it with args on the device (within 3
+// minutes), fails the test on a non-zero exit with its stderr, logs its
+// output and returns it.
+func runC(t *testing.T, name string, args ...string) string {
+	t.Helper()
+	bin := buildC(t, name)
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	var stdout, stderr bytes.Buffer
+	cmd := exec.CommandContext(ctx, bin, args...)
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	require.NoError(t, cmd.Run(), "stderr:\n%s", stderr.String())
+	out := stdout.String()
+	t.Logf("%s %s:\n%s", name, strings.Join(args, " "), out)
+	return out
+}
+
 // TestRPMALatCompiles keeps the C program building, warning-free, against
 // the installed librpma.
 func TestRPMALatCompiles(t *testing.T) {
@@ -103,16 +120,7 @@ func TestRPMALatCompiles(t *testing.T) {
 // TestIntegrationRPMALat runs the C program briefly on a real device and
 // checks that it prints every operation of the table.
 func TestIntegrationRPMALat(t *testing.T) {
-	ip := rdmatest.IP(t)
-	bin := buildC(t, "rpma_lat")
-	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
-	defer cancel()
-	var stdout, stderr bytes.Buffer
-	cmd := exec.CommandContext(ctx, bin, "-n", "10", "-w", "2", "-t", "170", "-p", "7299", ip)
-	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	require.NoError(t, cmd.Run(), "stderr:\n%s", stderr.String())
-	out := stdout.String()
-	t.Logf("rpma_lat:\n%s", out)
+	out := runC(t, "rpma_lat", "-n", "10", "-w", "2", "-t", "170", "-p", "7299", rdmatest.IP(t))
 	require.Contains(t, out, "# atomic write: ")
 	set, err := bench.ParseBench(strings.NewReader(out))
 	require.NoError(t, err)

@@ -2,16 +2,13 @@ package bench_test
 
 import (
 	"bytes"
-	"context"
 	"fmt"
 	"math"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/stretchr/testify/require"
 
@@ -29,17 +26,8 @@ func TestRPMABWCompiles(t *testing.T) {
 // device and checks that it prints every row the tables expect, with the
 // iteration counts of its budget.
 func TestIntegrationRPMABW(t *testing.T) {
-	ip := rdmatest.IP(t)
-	bin := buildC(t, "rpma_bw")
-	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
-	defer cancel()
-	var stdout, stderr bytes.Buffer
 	// 64 KiB: 16 requests of 4 KiB, 2 (the least) of 64 KiB and 1 MiB.
-	cmd := exec.CommandContext(ctx, bin, "-b", "65536", "-m", "2", "-M", "16", "-t", "170", "-p", "7298", ip)
-	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	require.NoError(t, cmd.Run(), "stderr:\n%s", stderr.String())
-	out := stdout.String()
-	t.Logf("rpma_bw:\n%s", out)
+	out := runC(t, "rpma_bw", "-b", "65536", "-m", "2", "-M", "16", "-t", "170", "-p", "7298", rdmatest.IP(t))
 	set, err := bench.ParseBench(strings.NewReader(out))
 	require.NoError(t, err)
 	for _, name := range append(bench.BandwidthNames(), bench.LatencySizeNames()...) {
@@ -70,16 +58,7 @@ func TestIntegrationRPMABW(t *testing.T) {
 // requests a row, and checks every row: its name as the Go benchmark's
 // rows (conn/bench_goroutines_linux_test.go), its count and its figures.
 func TestIntegrationRPMABWGoroutines(t *testing.T) {
-	ip := rdmatest.IP(t)
-	bin := buildC(t, "rpma_bw")
-	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
-	defer cancel()
-	var stdout, stderr bytes.Buffer
-	cmd := exec.CommandContext(ctx, bin, "-s", "goroutines", "-M", "100", "-t", "170", "-p", "7297", ip)
-	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	require.NoError(t, cmd.Run(), "stderr:\n%s", stderr.String())
-	out := stdout.String()
-	t.Logf("rpma_bw -s goroutines:\n%s", out)
+	out := runC(t, "rpma_bw", "-s", "goroutines", "-M", "100", "-t", "170", "-p", "7297", rdmatest.IP(t))
 	set, err := bench.ParseBench(strings.NewReader(out))
 	require.NoError(t, err)
 	rows := 0

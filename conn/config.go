@@ -1,6 +1,7 @@
 package conn
 
 import (
+	"strconv"
 	"time"
 
 	"github.com/gorpma/rpma/internal/core"
@@ -137,6 +138,22 @@ type Config struct {
 	// endpoint can also cap how many accepted connections are not
 	// established yet (ep.Config.MaxEstablishing).
 	EstablishTimeout time.Duration
+	// WaitMode says how the connection's completion waits block: the
+	// mirror's (CQ.Wait, Conn.Wait) and the waiting calls' (Write,
+	// WriteAndPersist, ...) alike. [WaitPoller], the zero value and the
+	// default, parks waiting goroutines in Go's runtime poller, holding
+	// no thread. [WaitThread] (a Go addition) blocks the thread of the
+	// goroutine whose turn it is to wait in epoll_wait(2) on the
+	// completion channel, the connection's events and a cancellation fd,
+	// so that a completion event wakes that thread directly, as a
+	// blocking rpma_cq_wait does, instead of the runtime's poller thread
+	// first: fewer system calls and wake-ups per waited operation, for a
+	// blocked thread per connection whose completions are waited for.
+	// The other waiting goroutines of the connection wait on channels, in
+	// either mode. Contexts, deadlines and Close end a wait the same way
+	// in both. CQ.FD and CQ.TryWait are unaffected. A value other than
+	// the two is an invalid argument.
+	WaitMode WaitMode
 	// SRQ makes the connection receive through a shared receive queue
 	// (rpma_conn_cfg_set_srq): its receives are posted with
 	// srq.SRQ.Recv, not Conn.Recv, and complete on the SRQ's receive CQ
@@ -145,6 +162,30 @@ type Config struct {
 	// cannot be combined with SharedCompChannel (an invalid argument, as
 	// in librpma). The SRQ refuses to close while the connection is open.
 	SRQ *srq.SRQ
+}
+
+// WaitMode says how a connection's completion waits block
+// (Config.WaitMode).
+type WaitMode int
+
+// The wait modes.
+const (
+	// WaitPoller parks waiting goroutines in Go's runtime poller: the
+	// default.
+	WaitPoller = WaitMode(core.WaitPoller)
+	// WaitThread blocks a waiting goroutine's thread in epoll_wait(2).
+	WaitThread = WaitMode(core.WaitThread)
+)
+
+// String returns the mode's name.
+func (m WaitMode) String() string {
+	switch m {
+	case WaitPoller:
+		return "WaitPoller"
+	case WaitThread:
+		return "WaitThread"
+	}
+	return "WaitMode(" + strconv.Itoa(int(m)) + ")"
 }
 
 // Defaults and limits of Config and of private data.
@@ -237,6 +278,7 @@ func (c *Config) params() *core.ConnParams {
 		PeerTimeout:       c.PeerTimeout,
 		AckTimeout:        c.AckTimeout,
 		EstablishTimeout:  c.EstablishTimeout,
+		WaitMode:          core.WaitMode(c.WaitMode),
 		SRQ:               (*core.SRQ)(c.SRQ),
 	}
 }

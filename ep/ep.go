@@ -164,6 +164,7 @@ func params(c *conn.Config) *core.ConnParams {
 		PeerTimeout:       c.PeerTimeout,
 		AckTimeout:        c.AckTimeout,
 		EstablishTimeout:  c.EstablishTimeout,
+		WaitMode:          core.WaitMode(c.WaitMode),
 		SRQ:               (*core.SRQ)(c.SRQ),
 	}
 }

@@ -120,16 +120,16 @@ func createQueues(op string, p *Peer, id *ibv.CMID, prm *ConnParams, ev *connEve
 	q.dl = &dataLock{tune: p.tune, period: yieldCounts.Load()}
 	var sharedCh *ibv.CompChannel
 	if prm.SharedCompChannel {
-		if q.shared, err = newSharedChannel(op, p.ctx, ev, p.tune); err != nil {
+		if q.shared, err = newSharedChannel(op, p.ctx, ev, p.tune, prm.WaitMode == WaitThread); err != nil {
 			return fail(err)
 		}
 		sharedCh = q.shared.ch
 	}
-	if q.cq, err = newCQ(op, p.ctx, q.dl, prm.CQSize+prm.probeSlots(), sharedCh, ev.ch.fd, ev.termFD); err != nil {
+	if q.cq, err = newCQ(op, p.ctx, q.dl, prm.CQSize+prm.probeSlots(), sharedCh, prm.WaitMode == WaitThread, ev.ch.fd, ev.termFD); err != nil {
 		return fail(err)
 	}
 	if prm.RCQSize > 0 {
-		if q.rcq, err = newCQ(op, p.ctx, q.dl, prm.RCQSize, sharedCh, ev.ch.fd, ev.termFD); err != nil {
+		if q.rcq, err = newCQ(op, p.ctx, q.dl, prm.RCQSize, sharedCh, prm.WaitMode == WaitThread, ev.ch.fd, ev.termFD); err != nil {
 			return fail(err)
 		}
 	}

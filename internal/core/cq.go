@@ -107,8 +107,8 @@ type CQ struct {
 // newCQ creates a CQ of at least cqe entries with its own completion
 // channel, or on shared when it is not nil, under the data lock dl. Its
 // waits also watch the fds in watch (the connection's event channel and
-// its eventfd).
-func newCQ(op string, ctx *ibv.Context, dl *dataLock, cqe int, shared *ibv.CompChannel, watch ...int) (*CQ, error) {
+// its eventfd). With thread, its waits park in WaitThread mode.
+func newCQ(op string, ctx *ibv.Context, dl *dataLock, cqe int, shared *ibv.CompChannel, thread bool, watch ...int) (*CQ, error) {
 	q := &CQ{dl: dl, ch: shared, shared: shared != nil, noReap: dl.tune.NoReap}
 	if shared == nil {
 		ch, err := ctx.CreateCompChannel()
@@ -116,6 +116,11 @@ func newCQ(op string, ctx *ibv.Context, dl *dataLock, cqe int, shared *ibv.CompC
 			return nil, provider(op, err)
 		}
 		w, err := newEpollWaiter("ibv_comp_channel", !dl.tune.NoGate, ch.FD(), watch...)
+		if err == nil && thread {
+			if err = w.startThreadWaits(ch.FD(), watch...); err != nil {
+				w.close()
+			}
+		}
 		if err != nil {
 			ch.Destroy()
 			return nil, provider(op, err)

@@ -22,6 +22,11 @@ import (
 
 const fakeIP = "127.0.0.1"
 
+// fakeWaitMode is the wait mode of fakePair's connections whose params
+// leave it at the default: TestFakeThreadWaits runs tests again with
+// WaitThread.
+var fakeWaitMode = WaitPoller
+
 func fakeCtx(t *testing.T) context.Context {
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	t.Cleanup(cancel)
@@ -50,6 +55,18 @@ func fakePeer(t *testing.T) *Peer {
 // server's request.
 func fakePair(t *testing.T, p *Peer, prm *ConnParams) (client, server *Conn) {
 	t.Helper()
+	if fakeWaitMode != WaitPoller && (prm == nil || prm.WaitMode == WaitPoller) {
+		m := DefaultConnParams()
+		if prm != nil {
+			m = *prm
+		}
+		m.WaitMode = fakeWaitMode
+		prm = &m
+		defer func() {
+			require.NotNil(t, client.q.cq.claimWaiter().thread, "the client's waits park in WaitThread mode")
+			require.NotNil(t, server.q.cq.claimWaiter().thread, "the server's waits park in WaitThread mode")
+		}()
+	}
 	ctx := fakeCtx(t)
 	e, err := Listen(p, fakeIP, "0", nil)
 	require.NoError(t, err)

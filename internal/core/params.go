@@ -28,8 +28,21 @@ type ConnParams struct {
 	PeerTimeout       time.Duration
 	AckTimeout        time.Duration
 	EstablishTimeout  time.Duration
+	WaitMode          WaitMode
 	SRQ               *SRQ
 }
+
+// WaitMode says how a connection's completion waits block (conn.WaitMode).
+type WaitMode int
+
+// The wait modes.
+const (
+	// WaitPoller parks waiting goroutines in Go's runtime poller.
+	WaitPoller WaitMode = iota
+	// WaitThread blocks the waiting goroutine's thread in epoll_wait
+	// (threadwait_linux.go).
+	WaitThread
+)
 
 // Names for the zeros that are settings of their own, since a zero field
 // means the default.
@@ -180,6 +193,8 @@ func (p *ConnParams) validate(op string) error {
 			p.EstablishTimeout, MinPeerTimeout, MaxPeerTimeout, DefaultEstablishTimeout)
 	case p.AckTimeout != 0 && (p.AckTimeout < 0 || p.AckTimeout > MaxAckTimeout):
 		return rpmaerr.Inval(op, "AckTimeout %v out of range [%v, %v] (0: rdma_cm's)", p.AckTimeout, MinAckTimeout, MaxAckTimeout)
+	case p.WaitMode != WaitPoller && p.WaitMode != WaitThread:
+		return rpmaerr.Inval(op, "WaitMode %d is neither WaitPoller (0, the default) nor WaitThread (1)", p.WaitMode)
 	}
 	return nil
 }

@@ -26,12 +26,17 @@ const (
 	arrivalRCQ = 1
 )
 
-func newSharedChannel(op string, ctx *ibv.Context, ev *connEvents, tune Tuning) (*sharedChannel, error) {
+func newSharedChannel(op string, ctx *ibv.Context, ev *connEvents, tune Tuning, thread bool) (*sharedChannel, error) {
 	ch, err := ctx.CreateCompChannel()
 	if err != nil {
 		return nil, provider(op, err)
 	}
 	w, err := newEpollWaiter("ibv_comp_channel", !tune.NoGate, ch.FD(), ev.ch.fd, ev.termFD)
+	if err == nil && thread {
+		if err = w.startThreadWaits(ch.FD(), ev.ch.fd, ev.termFD); err != nil {
+			w.close()
+		}
+	}
 	if err != nil {
 		ch.Destroy()
 		return nil, provider(op, err)

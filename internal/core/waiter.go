@@ -69,6 +69,10 @@ type waiter struct {
 	ready [1]epollEvent
 
 	gate gate // a completion waiter's: whether events reach the poller (gate.go)
+
+	// thread: parks block a thread in epoll_wait instead of the runtime's
+	// poller (WaitThread; threadwait_linux.go); nil in the default mode.
+	thread *threadWait
 }
 
 // tryer is a wait's attempt: try reports whether the wait is over and runs
@@ -263,6 +267,9 @@ func (w *waiter) park(ctx context.Context, broadcast bool, e epoch, t tryer) (tr
 	if w.closed.Load() {
 		return tryResult{}, os.ErrClosed
 	}
+	if w.thread != nil {
+		return w.parkThread(ctx, broadcast, e, t)
+	}
 	if err := w.f.SetReadDeadline(time.Time{}); err != nil {
 		if w.closed.Load() {
 			return tryResult{}, os.ErrClosed
@@ -328,5 +335,6 @@ func (w *waiter) close() {
 	if w != nil && w.closed.CompareAndSwap(false, true) {
 		close(w.done)
 		w.f.Close()
+		w.thread.close()
 	}
 }

@@ -2,7 +2,11 @@
 
 package core
 
-import "github.com/gorpma/rpma/internal/ibv"
+import (
+	"context"
+
+	"github.com/gorpma/rpma/internal/ibv"
+)
 
 // newEpollWaiter is not available on this system.
 func newEpollWaiter(string, bool, int, ...int) (*waiter, error) { return nil, ibv.ErrNotSupported }
@@ -24,3 +28,17 @@ func signalEventFD(int) {}
 func drainEventFD(int) {}
 
 func closeFD(int) {}
+
+// threadWait stands for WaitThread's parking, not available on this
+// system.
+type threadWait struct{}
+
+func (*threadWait) close() {}
+
+// startThreadWaits is not available on this system.
+func (w *waiter) startThreadWaits(int, ...int) error { return ibv.ErrNotSupported }
+
+// parkThread is never reached on this system (startThreadWaits fails).
+func (w *waiter) parkThread(context.Context, bool, epoch, tryer) (tryResult, error) {
+	return tryResult{}, ibv.ErrNotSupported
+}

@@ -356,6 +356,8 @@ func TestIntegrationZeroAllocs(t *testing.T) {
 			}
 		}
 	}
+	thr := newBenchPair(t, t, 1<<12, &conn.Config{WaitMode: conn.WaitThread})
+	ops["Write64WaitThread"] = thr.waitOps()["Write64Wait"]
 	ops["WaitPending"] = func(tb testing.TB, i int) {
 		b.waitPending(tb, i)
 		if err := b.client.CQ().Wait(ctx); err != nil {
@@ -405,8 +407,9 @@ func TestIntegrationZeroAllocs(t *testing.T) {
 // is AtomicWrite on a peer made to emulate it (as C librpma 1.2.0 always
 // does), so that the two libraries are compared like for like where the
 // device has the native one; Write64Wait completes through the CQ's
-// completion event (CQ.Wait) instead of busy polling.
-var benchRows = []string{"Write64", "Read64", "Flush", "WriteThenFlush64", "WriteAndFlush64", "AtomicWrite", "AtomicWriteEmulated", "SendRecv64", "Write64Wait"}
+// completion event (CQ.Wait) instead of busy polling, and
+// Write64WaitThread does the same on a connection in conn.WaitThread mode.
+var benchRows = []string{"Write64", "Read64", "Flush", "WriteThenFlush64", "WriteAndFlush64", "AtomicWrite", "AtomicWriteEmulated", "SendRecv64", "Write64Wait", "Write64WaitThread"}
 
 // benchOps returns the operation of each row, on one connected pair, plus
 // a second pair for AtomicWriteEmulated.
@@ -422,6 +425,8 @@ func benchOps(b *testing.B) map[string]func(tb testing.TB, i int) {
 	if os.Getenv(envBenchServer) != "" {
 		return ops
 	}
+	thr := newBenchPair(b, b, 1<<15, &conn.Config{WaitMode: conn.WaitThread})
+	ops["Write64WaitThread"] = thr.waitOps()["Write64Wait"]
 	emu := newTunedBenchPair(b, b, 1<<15, nil, true)
 	if emu.client.NativeAtomicWrite() {
 		b.Fatal("the emulated atomic write's connection is native")

@@ -277,6 +277,7 @@ var Rows = []Row{
 	{"BenchmarkOps/AtomicWriteEmulated", "BenchmarkOps/AtomicWrite", "", "Go made to emulate it, as librpma 1.2.0 does: like for like"},
 	{"BenchmarkOps/SendRecv64", "BenchmarkOps/SendRecv64", "send64", "ib_send_lat -s 64: ping-pong, half round trip"},
 	{"BenchmarkOps/Write64Wait", "BenchmarkOps/Write64Wait", "", "completed through the completion event: CQ.Wait vs rpma_cq_wait"},
+	{"BenchmarkOps/Write64WaitThread", "BenchmarkOps/Write64Wait", "", "Write64Wait with conn.WaitThread (the waiting thread blocks in epoll_wait) vs rpma_cq_wait"},
 	{"BenchmarkPostUnsignaled", "BenchmarkPostUnsignaled", "", "post only (8 B unsignaled write)"},
 }
 

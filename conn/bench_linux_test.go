@@ -44,6 +44,14 @@ const envBenchGate = "RPMA_BENCH_GATE"
 // in C (doc/notes/performance-lab-notes.md, "Warm-up (2026-12-05)").
 const envBenchWarmup = "RPMA_BENCH_WARMUP"
 
+// envBenchSyscalls=1 makes BenchmarkOps report syscalls/op (every
+// process's system calls, counted at the raw_syscalls:sys_enter
+// tracepoint on every CPU: in the test VM the benchmark makes nearly all)
+// and sleeps/op (the process's voluntary context switches), where the
+// kernel lets it count them (root, tracefs). Off by default: the counter
+// slows every system call a little.
+const envBenchSyscalls = "RPMA_BENCH_SYSCALLS"
+
 // benchWarmup returns the warm-up operations of each row (envBenchWarmup).
 func benchWarmup(tb testing.TB) int {
 	v := os.Getenv(envBenchWarmup)
@@ -441,6 +449,7 @@ func benchOps(b *testing.B) map[string]func(tb testing.TB, i int) {
 // measures the per-operation distribution.
 // Run in the VM: go test -exec "rxevm --" -run '^$' -bench . ./conn/
 func BenchmarkOps(b *testing.B) {
+	countSyscalls := os.Getenv(envBenchSyscalls) == "1" && systemCalls() >= 0
 	ops := benchOps(b)
 	for _, name := range benchRows {
 		op := ops[name]
@@ -453,11 +462,21 @@ func BenchmarkOps(b *testing.B) {
 			for i := 0; i < warm; i++ {
 				op(b, i)
 			}
+			var threads *threadCounts
+			var calls int64
+			if countSyscalls {
+				threads, calls = startThreadCounts(false), systemCalls()
+			}
 			before := cgoCalls()
 			for i := warm; b.Loop(); i++ {
 				op(b, i)
 			}
 			b.ReportMetric(float64(cgoCalls()-before)/float64(b.N), "crossings/op")
+			if countSyscalls {
+				sleeps, _ := threads.stop()
+				b.ReportMetric(float64(systemCalls()-calls)/float64(b.N), "syscalls/op")
+				b.ReportMetric(float64(sleeps)/float64(b.N), "sleeps/op")
+			}
 		})
 	}
 }

@@ -3,17 +3,14 @@
 package conn_test
 
 import (
-	"encoding/binary"
 	"os"
 	"runtime"
-	"strconv"
-	"strings"
 	"sync"
 	"testing"
-	"unsafe"
 
 	"golang.org/x/sys/unix"
 
+	"github.com/gorpma/rpma/internal/bench"
 	"github.com/gorpma/rpma/internal/rdmatest"
 )
 
@@ -59,74 +56,19 @@ func voluntarySwitches() int64 {
 	return ru.Nvcsw
 }
 
-// futexCounters are counters of the sys_enter_futex tracepoint, one per
-// CPU, counting every process (in the test VM the benchmark is the one
-// making futex calls), opened once and never closed: enabling and
-// disabling a system-call tracepoint patches the kernel's text, and under
-// qemu's TCG doing it again and again (a counter per thread per run)
-// crashed the 6.12 guest (an int3 Oops in syscall_trace_enter).
-var futexCounters = sync.OnceValue(func() []int {
-	id := futexTracepointID()
-	if id < 0 {
-		return nil
-	}
-	attr := unix.PerfEventAttr{
-		Type:   unix.PERF_TYPE_TRACEPOINT,
-		Size:   uint32(unsafe.Sizeof(unix.PerfEventAttr{})),
-		Config: uint64(id),
-	}
-	var fds []int
-	for cpu := range runtime.NumCPU() {
-		fd, err := unix.PerfEventOpen(&attr, -1, cpu, -1, unix.PERF_FLAG_FD_CLOEXEC)
-		if err != nil {
-			for _, fd := range fds {
-				unix.Close(fd)
-			}
-			return nil
-		}
-		fds = append(fds, fd)
-	}
-	return fds
-})
+// futexCounters count the futex calls (syscalls:sys_enter_futex),
+// opened once per process (bench.OpenTracepoint says why).
+var futexCounters = sync.OnceValue(func() []int { return bench.OpenTracepoint("syscalls/sys_enter_futex") })
+
+// syscallCounters count every system call (raw_syscalls:sys_enter), for
+// BenchmarkOps' syscalls/op (envBenchSyscalls).
+var syscallCounters = sync.OnceValue(func() []int { return bench.OpenTracepoint("raw_syscalls/sys_enter") })
 
 // futexCalls returns the futex calls counted so far, or -1.
-func futexCalls() int64 {
-	fds := futexCounters()
-	if fds == nil {
-		return -1
-	}
-	var (
-		n int64
-		b [8]byte
-	)
-	for _, fd := range fds {
-		if k, err := unix.Read(fd, b[:]); err == nil && k == 8 {
-			n += int64(binary.NativeEndian.Uint64(b[:]))
-		}
-	}
-	return n
-}
+func futexCalls() int64 { return bench.ReadTracepoint(futexCounters()) }
 
-// futexTracepointID returns the id of syscalls:sys_enter_futex, mounting
-// tracefs where it is not (the test VM), or -1.
-func futexTracepointID() int {
-	const dir = "/sys/kernel/tracing"
-	path := dir + "/events/syscalls/sys_enter_futex/id"
-	b, err := os.ReadFile(path)
-	if err != nil {
-		if unix.Mount("nodev", dir, "tracefs", 0, "") != nil {
-			return -1
-		}
-		if b, err = os.ReadFile(path); err != nil {
-			return -1
-		}
-	}
-	id, err := strconv.Atoi(strings.TrimSpace(string(b)))
-	if err != nil {
-		return -1
-	}
-	return id
-}
+// systemCalls returns the system calls counted so far, or -1.
+func systemCalls() int64 { return bench.ReadTracepoint(syscallCounters()) }
 
 // TestThreadCounts checks the counters on a thread that sleeps a known
 // number of times: each futex wait of a goroutine locked to its thread,

@@ -52,6 +52,18 @@
 // ([rpma.ErrNoEvent] when there is none), as they use cq.CQ.FD and
 // cq.CQ.TryWait for completions.
 //
+// Completion waits (cq.CQ.Wait, [Conn.Wait], cq.CQ.WaitFor and the
+// waiting calls) park in the poller too by default ([WaitPoller]). A
+// connection made with Config.WaitMode set to [WaitThread] has the
+// goroutine whose turn it is to wait block its thread in epoll_wait(2)
+// instead, on the completion channel, the connection's events and a
+// cancellation fd, so that a completion event wakes it directly as it
+// wakes a blocking rpma_cq_wait: fewer system calls and wake-ups per
+// waited operation, for one blocked thread per connection with a wait in
+// progress (the runtime gives the goroutine's P to another thread
+// meanwhile). Contexts, deadlines and Close end waits the same way in
+// both modes.
+//
 // # The data path
 //
 //	dst, _ := mr.RemoteFromDescriptor(desc)            // the other side's region

@@ -48,7 +48,7 @@ func TestMain(m *testing.M) {
 // test binary, or not at all when the cache of C builds, internal/cbuild,
 // has it), or skips the test when there is no C compiler or no
 // librpma.h, and returns the program's path.
-func buildC(t *testing.T, name string) string {
+func buildC(t testing.TB, name string) string {
 	t.Helper()
 	cBuilds.Lock()
 	if cBuilds.once == nil {

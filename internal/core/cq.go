@@ -70,6 +70,13 @@ type CQ struct {
 	buf   *ibv.WCBuf
 	stash []WC
 	n     int
+	// drained (dl held): the last poll emptied the CQ, and no event was
+	// read since, so every completion the CQ holds came after that poll
+	// with the CQ armed: each has its event pending on the channel, and a
+	// wait can park at once instead of polling first (fillIfUnannounced).
+	// Reading an event clears it: that event's completions, and any that
+	// came while the CQ was disarmed, may be in the CQ unannounced.
+	drained bool
 
 	wres error // the outcome of the parked wait's attempt (try)
 
@@ -288,7 +295,7 @@ func (q *CQ) wait(ctx context.Context, op string) error {
 	}
 	// Completions may wait in the CQ with their event already read (by a
 	// wait that returned before they were polled).
-	if q.fill() {
+	if q.fillIfUnannounced() {
 		return nil
 	}
 	res, err := w.wait(ctx, true, e, q)
@@ -352,6 +359,9 @@ func (q *CQ) tryEvent(op string) (bool, error) {
 // arrival.
 func (q *CQ) readOwnEvent(op string) (bool, error) {
 	ref, err := q.ch.GetCQEventRearm()
+	if !isAgain(err) {
+		q.eventRead()
+	}
 	switch {
 	case err == nil:
 		if !q.cq.Is(ref) {
@@ -442,7 +452,11 @@ func (q *CQ) poll(op string) error {
 			return provider(op, err)
 		}
 		kept := q.accept(got)
-		if kept > 0 || got < room {
+		if got < room {
+			q.drained = true
+			return nil
+		}
+		if kept > 0 {
 			return nil
 		}
 	}
@@ -536,6 +550,35 @@ func (q *CQ) fill() bool {
 	}
 	q.pollIntoStash("cq_wait")
 	return q.n > 0
+}
+
+// fillIfUnannounced is fill for a wait about to park: it polls only when
+// the CQ may hold completions whose event was read already (or never
+// raised); when it was drained since the last event read, the park will
+// see the event of anything that came since, and the poll, a crossing,
+// would find nothing a park does not (a loop that polls until the CQ is
+// empty and then waits).
+func (q *CQ) fillIfUnannounced() bool {
+	q.dl.mu.Lock()
+	defer q.dl.mu.Unlock()
+	switch {
+	case q.dl.closed:
+		return false
+	case q.n > 0:
+		return true
+	case q.drained:
+		return false
+	}
+	q.pollIntoStash("cq_wait")
+	return q.n > 0
+}
+
+// eventRead records that an event of the CQ was read: it may hold
+// completions no pending event announces (drained).
+func (q *CQ) eventRead() {
+	q.dl.mu.Lock()
+	q.drained = false
+	q.dl.mu.Unlock()
 }
 
 // drain polls and retires whatever the CQ still holds, dropping the

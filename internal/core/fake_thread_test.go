@@ -4,6 +4,7 @@ package core
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"testing"
 	"time"
@@ -163,5 +164,48 @@ func waitDone(t *testing.T, done <-chan error) error {
 	case <-time.After(10 * time.Second):
 		t.Fatal("the wait did not end")
 		return nil
+	}
+}
+
+// A wait that follows a wait, with no poll between, returns at once: the
+// first wait read the event of a completion still in the CQ, so the
+// second must poll before it parks, even though a poll emptied the CQ
+// before (the drained state that lets a wait park without polling ends
+// with each event read). In both wait modes, on a CQ and on a shared
+// channel.
+func TestFakeWaitAgainFindsUnpolled(t *testing.T) {
+	for _, mode := range []WaitMode{WaitPoller, WaitThread} {
+		for _, shared := range []bool{false, true} {
+			t.Run(fmt.Sprintf("mode %d shared %v", mode, shared), func(t *testing.T) {
+				p := fakePeer(t)
+				prm := DefaultConnParams()
+				prm.WaitMode, prm.SharedCompChannel = mode, shared
+				client, _ := fakePair(t, p, &prm)
+				src, _, remote := fakeRegions(t, p, 64)
+				ctx := fakeCtx(t)
+				wait := func(ctx context.Context) error {
+					if shared {
+						_, _, err := client.Wait(ctx)
+						return err
+					}
+					return client.CQ().Wait(ctx)
+				}
+				wcs := make([]WC, 4)
+				_, err := client.CQ().GetWC(wcs)
+				require.ErrorIs(t, err, rpma.ErrNoCompletion, "a poll that empties the CQ")
+				// Held until after the post, so that the post cannot reap it.
+				client.q.qp.SetFakeTiming(ibv.FakeLater)
+				require.NoError(t, client.Write(remote, 0, src, 0, 8, rpma.CompletionAlways, 11))
+				require.Equal(t, 1, ibv.FakeRelease())
+				require.NoError(t, wait(ctx), "the event of the write")
+				short, cancel := context.WithTimeout(ctx, 2*time.Second)
+				defer cancel()
+				require.NoError(t, wait(short), "the completion is in the CQ: the second wait must find it")
+				n, err := client.CQ().GetWC(wcs)
+				require.NoError(t, err)
+				require.Equal(t, 1, n)
+				require.Equal(t, uint64(11), wcs[0].OpContext)
+			})
+		}
 	}
 }

@@ -85,6 +85,18 @@ func (s *sharedChannel) fill() *CQ {
 	return nil
 }
 
+// fillIfUnannounced is fill before a park: CQ.fillIfUnannounced for
+// each CQ.
+func (s *sharedChannel) fillIfUnannounced() *CQ {
+	switch {
+	case s.cq.fillIfUnannounced():
+		return s.cq
+	case s.rcq != nil && s.rcq.fillIfUnannounced():
+		return s.rcq
+	}
+	return nil
+}
+
 // wait is Conn.Wait: a broadcast wait, like CQ.wait, that also says which
 // CQ the event was for. A waiter woken by another's read of an event
 // returns the CQ of that event.
@@ -106,7 +118,7 @@ func (s *sharedChannel) wait(ctx context.Context, op string) (*CQ, error) {
 	} else if q := s.pending(); q != nil {
 		return q, nil
 	}
-	if q := s.fill(); q != nil {
+	if q := s.fillIfUnannounced(); q != nil {
 		return q, nil
 	}
 	res, err := w.wait(ctx, true, e, s)
@@ -178,6 +190,12 @@ func (s *sharedChannel) tryEvent(op string) (*CQ, bool, error) {
 // none is pending. The caller holds the turn.
 func (s *sharedChannel) readEvent(op string) (*CQ, bool, error) {
 	ref, err := s.ch.GetCQEventRearm()
+	if !isAgain(err) {
+		s.cq.eventRead()
+		if s.rcq != nil {
+			s.rcq.eventRead()
+		}
+	}
 	switch {
 	case err == nil || !isAgain(err):
 		var q *CQ

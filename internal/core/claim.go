@@ -6,6 +6,7 @@ import (
 	"sync"
 	"sync/atomic"
 
+	"github.com/gorpma/rpma/internal/ibv"
 	"github.com/gorpma/rpma/rpma"
 )
 
@@ -374,6 +375,20 @@ func (cl *opClaim) try() bool {
 }
 
 func (cl *opClaim) result() tryResult { return tryResult{q: cl.q, err: cl.werr} }
+
+// tookEvent makes a claim an eventTaker: a WaitThread park read an event
+// of the channel its CQ waits on, which ends the park as try does.
+func (cl *opClaim) tookEvent(ref ibv.CQRef, err error) bool {
+	q := cl.q
+	if q.sc != nil {
+		_, cl.werr = q.sc.event(cl.op, ref, err)
+		return true
+	}
+	if cl.werr = q.ownEvent(cl.op, ref, err); cl.werr == nil {
+		q.w.arrived(0)
+	}
+	return true
+}
 
 // quiet makes a claim a quieter: besides an fd's readiness, only a
 // delivery by another goroutine's poll ends its park.

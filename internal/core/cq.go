@@ -124,7 +124,7 @@ func newCQ(op string, ctx *ibv.Context, dl *dataLock, cqe int, shared *ibv.CompC
 		}
 		w, err := newEpollWaiter("ibv_comp_channel", !dl.tune.NoGate, ch.FD(), watch...)
 		if err == nil && thread {
-			if err = w.startThreadWaits(ch.FD(), watch...); err != nil {
+			if err = w.startThreadWaits(ch, watch...); err != nil {
 				w.close()
 			}
 		}
@@ -359,19 +359,35 @@ func (q *CQ) tryEvent(op string) (bool, error) {
 // arrival.
 func (q *CQ) readOwnEvent(op string) (bool, error) {
 	ref, err := q.ch.GetCQEventRearm()
-	if !isAgain(err) {
-		q.eventRead()
+	if isAgain(err) {
+		return false, nil
 	}
+	return true, q.ownEvent(op, ref, err)
+}
+
+// ownEvent handles an event read from the CQ's own channel (ref, or the
+// failure to read or re-arm, err): the CQ may now hold unannounced
+// completions, and an event of another CQ is an error. The caller holds
+// the turn and records the arrival.
+func (q *CQ) ownEvent(op string, ref ibv.CQRef, err error) error {
+	q.eventRead()
 	switch {
-	case err == nil:
-		if !q.cq.Is(ref) {
-			return true, rpmaerr.New(op, rpma.CodeUnknown, 0, "event of an unknown CQ")
-		}
-		return true, nil
-	case !isAgain(err):
-		return true, cqEventError(op, err)
+	case err != nil:
+		return cqEventError(op, err)
+	case !q.cq.Is(ref):
+		return rpmaerr.New(op, rpma.CodeUnknown, 0, "event of an unknown CQ")
 	}
-	return false, nil
+	return nil
+}
+
+// tookEvent makes q an eventTaker: a WaitThread park read an event of
+// its channel (waiter.parkThread), which ends the wait as try does.
+func (q *CQ) tookEvent(ref ibv.CQRef, err error) bool {
+	q.wres = q.ownEvent("cq_wait", ref, err)
+	if q.wres == nil {
+		q.w.arrived(0)
+	}
+	return true
 }
 
 // cqEventError maps a failure of GetCQEventRearm: reading the event

@@ -81,6 +81,7 @@ func TestFakeThreadWaitBlocks(t *testing.T) {
 			require.Positive(t, tw.sleeps.Load(), "the wait blocked in epoll_wait")
 			require.Equal(t, 1, ibv.FakeRelease())
 			require.NoError(t, waitDone(t, done))
+			require.Equal(t, uint64(1), tw.took.Load(), "the event was read in the crossing that waited")
 			wc := fakeWaitOne(t, client.CQ())
 			require.Equal(t, uint64(7), wc.OpContext)
 

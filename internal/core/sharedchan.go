@@ -33,7 +33,7 @@ func newSharedChannel(op string, ctx *ibv.Context, ev *connEvents, tune Tuning, 
 	}
 	w, err := newEpollWaiter("ibv_comp_channel", !tune.NoGate, ch.FD(), ev.ch.fd, ev.termFD)
 	if err == nil && thread {
-		if err = w.startThreadWaits(ch.FD(), ev.ch.fd, ev.termFD); err != nil {
+		if err = w.startThreadWaits(ch, ev.ch.fd, ev.termFD); err != nil {
 			w.close()
 		}
 	}
@@ -190,29 +190,41 @@ func (s *sharedChannel) tryEvent(op string) (*CQ, bool, error) {
 // none is pending. The caller holds the turn.
 func (s *sharedChannel) readEvent(op string) (*CQ, bool, error) {
 	ref, err := s.ch.GetCQEventRearm()
-	if !isAgain(err) {
-		s.cq.eventRead()
-		if s.rcq != nil {
-			s.rcq.eventRead()
-		}
+	if isAgain(err) {
+		return nil, false, nil
 	}
+	q, err := s.event(op, ref, err)
+	return q, true, err
+}
+
+// event handles an event read from the channel (ref, or the failure to
+// read or re-arm, err): it records its arrival and returns its CQ. The
+// caller holds the turn.
+func (s *sharedChannel) event(op string, ref ibv.CQRef, err error) (*CQ, error) {
+	s.cq.eventRead()
+	if s.rcq != nil {
+		s.rcq.eventRead()
+	}
+	var q *CQ
+	src := arrivalCQ
 	switch {
-	case err == nil || !isAgain(err):
-		var q *CQ
-		src := arrivalCQ
-		switch {
-		case s.cq.cq.Is(ref):
-			q = s.cq
-		case s.rcq != nil && s.rcq.cq.Is(ref):
-			q, src = s.rcq, arrivalRCQ
-		case err == nil:
-			return nil, true, rpmaerr.New(op, rpma.CodeUnknown, 0, "event of an unknown CQ")
-		}
-		if err != nil {
-			return q, true, cqEventError(op, err)
-		}
-		s.w.arrived(src)
-		return q, true, nil
+	case s.cq.cq.Is(ref):
+		q = s.cq
+	case s.rcq != nil && s.rcq.cq.Is(ref):
+		q, src = s.rcq, arrivalRCQ
+	case err == nil:
+		return nil, rpmaerr.New(op, rpma.CodeUnknown, 0, "event of an unknown CQ")
 	}
-	return nil, false, nil
+	if err != nil {
+		return q, cqEventError(op, err)
+	}
+	s.w.arrived(src)
+	return q, nil
+}
+
+// tookEvent makes s an eventTaker, as CQ.tookEvent.
+func (s *sharedChannel) tookEvent(ref ibv.CQRef, err error) bool {
+	q, err := s.event("conn_wait", ref, err)
+	s.wres = tryResult{q: q, err: err}
+	return true
 }

@@ -39,15 +39,24 @@ type threadWait struct {
 	cancel *os.File
 	crc    syscall.RawConn
 
+	ch        *ibv.CompChannel
 	epfd, efd int  // ep's and cancel's fds, used only while held (Control)
-	chFD      int  // the completion channel's fd
 	connSeen  bool // a connection fd was ready during a park that ended otherwise: the next park looks
-	ready     [4]unix.EpollEvent
-	n         int   // ready fds of the last epoll_wait
-	err       error // its error
 	one, buf  [8]byte
 
+	// The last wait's outcome (ibv.CompChannel.WaitCQEventRearm): which
+	// fds were ready, the event read (got: ref, and its read's error
+	// evErr), epoll_wait's failure (err); read tells it whether to read
+	// the event.
+	read  bool
+	ready ibv.WaitReady
+	ref   ibv.CQRef
+	got   bool
+	evErr error
+	err   error
+
 	sleeps atomic.Uint64 // epoll_waits made: for tests
+	took   atomic.Uint64 // events read in the crossing that waited: for tests
 
 	waitFn, holdFn func(uintptr) // prebuilt Control callbacks: a park allocates nothing
 	cancelFn       func()        // the park's context.AfterFunc
@@ -58,7 +67,8 @@ type threadWait struct {
 // and connFDs (the connection's event fds; -1s are skipped), and a
 // cancellation eventfd. w's gate is never armed then: completion events
 // never reach the runtime's poller.
-func (w *waiter) startThreadWaits(chFD int, connFDs ...int) error {
+func (w *waiter) startThreadWaits(ch *ibv.CompChannel, connFDs ...int) error {
+	chFD := ch.FD()
 	epfd, err := -1, injected(ibv.GoSiteEpollCreate1)
 	if err == nil {
 		epfd, err = unix.EpollCreate1(unix.EPOLL_CLOEXEC)
@@ -96,7 +106,7 @@ func (w *waiter) startThreadWaits(chFD int, connFDs ...int) error {
 		}
 	}
 	tw := &threadWait{ep: os.NewFile(uintptr(epfd), "epoll"), cancel: os.NewFile(uintptr(efd), "eventfd"),
-		epfd: epfd, efd: efd, chFD: chFD}
+		ch: ch, epfd: epfd, efd: efd}
 	tw.one[0] = 1 // a non-zero count in either byte order
 	if tw.eprc, err = tw.ep.SyscallConn(); err == nil {
 		tw.crc, err = tw.cancel.SyscallConn()
@@ -109,16 +119,13 @@ func (w *waiter) startThreadWaits(chFD int, connFDs ...int) error {
 	// waitFn holds the epoll fd, holdFn the eventfd, for epoll_wait.
 	tw.waitFn = func(uintptr) {
 		if err := tw.crc.Control(tw.holdFn); err != nil {
-			tw.n, tw.err = 0, err
+			tw.ready, tw.got, tw.err = 0, false, err
 		}
 	}
 	tw.holdFn = func(uintptr) {
-		for {
-			n, err := unix.EpollWait(tw.epfd, tw.ready[:], -1)
-			if err != unix.EINTR {
-				tw.n, tw.err = n, err
-				return
-			}
+		tw.ready, tw.ref, tw.got, tw.err = tw.ch.WaitCQEventRearm(tw.epfd, tw.efd, tw.read)
+		if tw.got {
+			tw.evErr, tw.err = tw.err, nil
 		}
 	}
 	tw.cancelFn = func() {
@@ -129,7 +136,16 @@ func (w *waiter) startThreadWaits(chFD int, connFDs ...int) error {
 	return nil
 }
 
-// parkThread is park in WaitThread mode. Its first look runs the attempt
+// eventTaker is a tryer whose park can read its channel's event itself
+// (WaitThread: in the crossing that waits) and hand it over: tookEvent
+// ends the wait as try would have after reading it.
+type eventTaker interface {
+	tookEvent(ref ibv.CQRef, err error) bool
+}
+
+// parkThread is park in WaitThread mode: each round is one crossing that
+// blocks in epoll_wait and reads the channel's event when it is ready
+// (ibv.CompChannel.WaitCQEventRearm). Its first look runs the attempt
 // only when something other than an fd could end the wait (quieter) or a
 // connection fd was ready before (connSeen); the channel's readiness is
 // level-triggered, so an event that came before the park ends
@@ -141,6 +157,8 @@ func (w *waiter) parkThread(ctx context.Context, broadcast bool, e epoch, t trye
 		stop = context.AfterFunc(ctx, tw.cancelFn)
 	}
 	q, _ := t.(quieter)
+	taker, _ := t.(eventTaker)
+	tw.read = taker != nil
 	ok, slept, cancelled := false, false, false
 	var err error
 	look := q == nil || !q.quiet() || tw.connSeen
@@ -154,7 +172,6 @@ func (w *waiter) parkThread(ctx context.Context, broadcast bool, e epoch, t trye
 				break
 			}
 		}
-		look = true
 		slept = true
 		tw.sleeps.Add(1)
 		if cerr := tw.eprc.Control(tw.waitFn); cerr != nil {
@@ -162,22 +179,27 @@ func (w *waiter) parkThread(ctx context.Context, broadcast bool, e epoch, t trye
 			break
 		}
 		if tw.err != nil {
-			err = os.NewSyscallError("epoll_wait", tw.err)
+			err = tw.err
 			break
 		}
-		for _, ev := range tw.ready[:tw.n] {
-			switch int(ev.Fd) {
-			case tw.chFD:
-			case tw.efd:
-				if w.closed.Load() || ctx.Err() != nil {
-					cancelled = true
-				} else {
-					tw.cancel.Read(tw.buf[:]) // a write nobody drained: not this park's
-				}
-			default:
-				tw.connSeen = true
-			}
+		if tw.ready&ibv.ReadyOther != 0 {
+			tw.connSeen = true
 		}
+		if tw.ready&ibv.ReadyCancel != 0 {
+			if w.closed.Load() || ctx.Err() != nil {
+				cancelled = true
+				break
+			}
+			tw.cancel.Read(tw.buf[:]) // a write nobody drained: not this park's
+		}
+		if tw.got {
+			tw.took.Add(1)
+			ok = taker.tookEvent(tw.ref, tw.evErr)
+			break
+		}
+		// Ready without an event read: a connection fd, or an event
+		// another reader took. The attempt looks.
+		look = tw.ready != 0
 	}
 	if slept {
 		w.sleeps = min(w.sleeps+1, sleepsMax)

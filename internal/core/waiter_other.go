@@ -36,7 +36,7 @@ type threadWait struct{}
 func (*threadWait) close() {}
 
 // startThreadWaits is not available on this system.
-func (w *waiter) startThreadWaits(int, ...int) error { return ibv.ErrNotSupported }
+func (w *waiter) startThreadWaits(*ibv.CompChannel, ...int) error { return ibv.ErrNotSupported }
 
 // parkThread is never reached on this system (startThreadWaits fails).
 func (w *waiter) parkThread(context.Context, bool, epoch, tryer) (tryResult, error) {

@@ -45,6 +45,7 @@ type mwAPI interface{ Dealloc() error }
 type compChannelAPI interface {
 	FD() int
 	GetCQEventRearm() (CQRef, error)
+	WaitCQEventRearm(int, int, bool) (WaitReady, CQRef, bool, error)
 	Destroy() error
 }
 

@@ -342,6 +342,40 @@ func (ch *CompChannel) GetCQEventRearm() (CQRef, error) {
 	return ref, nil
 }
 
+// WaitCQEventRearm blocks in epoll_wait on epfd until one of its fds is
+// ready and, when the channel is (and cancelFD is not) and read is set,
+// reads its event as GetCQEventRearm does.
+func (ch *CompChannel) WaitCQEventRearm(epfd, cancelFD int, read bool) (WaitReady, CQRef, bool, error) {
+	var evs [4]unix.EpollEvent
+	n, err := unix.EpollWait(epfd, evs[:], -1)
+	for err == unix.EINTR {
+		n, err = unix.EpollWait(epfd, evs[:], -1)
+	}
+	if err != nil {
+		return 0, CQRef{}, false, callError("epoll_wait", errnoOf(err))
+	}
+	chFD := ch.FD()
+	var ready WaitReady
+	for _, ev := range evs[:n] {
+		switch int(ev.Fd) {
+		case chFD:
+			ready |= ReadyChannel
+		case cancelFD:
+			ready |= ReadyCancel
+		default:
+			ready |= ReadyOther
+		}
+	}
+	if !read || ready&ReadyChannel == 0 || ready&ReadyCancel != 0 {
+		return ready, CQRef{}, false, nil
+	}
+	ref, err := ch.GetCQEventRearm()
+	if err == errCQEventAgain {
+		return ready, CQRef{}, false, nil
+	}
+	return ready, ref, true, err
+}
+
 // CQRef names the CQ an event came from.
 type CQRef struct{ h uintptr }
 

@@ -8,6 +8,7 @@ package ibv
 #include <stddef.h>
 #include <stdint.h>
 #include <stdlib.h>
+#include <sys/epoll.h>
 #include <infiniband/verbs.h>
 #include "rpma_ibv.h"
 #include "rpma_inject.h"
@@ -70,6 +71,41 @@ static struct rpma_cq_event rpma_get_cq_event_rearm(uintptr_t chh) {
 		r.rc = ibv_req_notify_cq(cq, 0);
 	if (!r.rc)
 		r.failed = 0;
+	return r;
+}
+
+// rpma_wait_cq_event_rearm blocks in epoll_wait on epfd (an instance
+// watching the channel, a cancellation fd and others) and, when the
+// channel is ready and read is set, reads its event as
+// rpma_get_cq_event_rearm does: one crossing for a whole blocked wait
+// (core's WaitThread mode). ready says which fds were ready (1: the
+// channel, 2: cancel_fd, 4: another); the event is not read when
+// cancel_fd is ready. epoll_wait's failure is ev.failed 3 (EINTR is
+// retried). It is not a fault-injection site of its own: the event's
+// read and re-arm are.
+struct rpma_cq_wait { struct rpma_cq_event ev; int ready; };
+
+static struct rpma_cq_wait rpma_wait_cq_event_rearm(uintptr_t chh, int epfd, int cancel_fd, int read) {
+	struct rpma_cq_wait r = { { 0, 0, 0 }, 0 };
+	struct epoll_event evs[4];
+	int n;
+	do
+		n = epoll_wait(epfd, evs, 4, -1);
+	while (n < 0 && errno == EINTR);
+	if (n < 0) {
+		r.ev.rc = errno;
+		r.ev.failed = 3;
+		return r;
+	}
+	int chfd = ((struct ibv_comp_channel *)chh)->fd;
+	for (int i = 0; i < n; i++) {
+		int fd = evs[i].data.fd;
+		r.ready |= fd == chfd ? 1 : fd == cancel_fd ? 2 : 4;
+	}
+	if (read && (r.ready & 1) && !(r.ready & 2))
+		r.ev = rpma_get_cq_event_rearm(chh);
+	else
+		r.ev.failed = 1, r.ev.rc = EAGAIN; // no event read
 	return r;
 }
 
@@ -216,6 +252,37 @@ func (ch *CompChannel) GetCQEventRearm() (CQRef, error) {
 		return CQRef{h: uintptr(r.cq)}, callError(call, syscall.Errno(r.rc))
 	}
 	return CQRef{h: uintptr(r.cq)}, nil
+}
+
+// WaitCQEventRearm blocks in epoll_wait on epfd, an epoll instance that
+// watches the channel, cancelFD and other fds, until one is ready, and
+// when the channel is (and cancelFD is not) reads its event as
+// GetCQEventRearm does, in the same crossing, if read is set. It reports
+// which fds were ready and whether an event was read (got), with the
+// read's error as GetCQEventRearm's; err alone is epoll_wait's failure.
+// The caller keeps epfd and cancelFD open meanwhile.
+func (ch *CompChannel) WaitCQEventRearm(epfd, cancelFD int, read bool) (ready WaitReady, ref CQRef, got bool, err error) {
+	r := C.rpma_wait_cq_event_rearm(C.uintptr_t(uintptr(unsafe.Pointer(ch.c))), C.int(epfd), C.int(cancelFD), C.int(b2i(read)))
+	ready, ref = WaitReady(r.ready), CQRef{h: uintptr(r.ev.cq)}
+	switch {
+	case r.ev.failed == 3:
+		return ready, CQRef{}, false, callError("epoll_wait", syscall.Errno(r.ev.rc))
+	case r.ev.rc == 0:
+		return ready, ref, true, nil
+	case r.ev.failed == 1 && r.ev.rc == C.EAGAIN:
+		return ready, CQRef{}, false, nil
+	case r.ev.failed == 2:
+		return ready, ref, true, callError("ibv_req_notify_cq", syscall.Errno(r.ev.rc))
+	}
+	return ready, ref, true, callError("ibv_get_cq_event", syscall.Errno(r.ev.rc))
+}
+
+// b2i is 1 for true.
+func b2i(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
 }
 
 // CQRef names a CQ that a completion event came from; compare it with

@@ -31,6 +31,11 @@ func (ch *CompChannel) FD() int { return -1 }
 // GetCQEventRearm returns ErrNotSupported in this build.
 func (ch *CompChannel) GetCQEventRearm() (CQRef, error) { return CQRef{}, ErrNotSupported }
 
+// WaitCQEventRearm returns ErrNotSupported in this build.
+func (ch *CompChannel) WaitCQEventRearm(int, int, bool) (WaitReady, CQRef, bool, error) {
+	return 0, CQRef{}, false, ErrNotSupported
+}
+
 // CQRef names a CQ; this build has none.
 type CQRef struct{}
 

@@ -47,7 +47,8 @@ const envBenchWarmup = "RPMA_BENCH_WARMUP"
 // envBenchSyscalls=1 makes BenchmarkOps report syscalls/op (every
 // process's system calls, counted at the raw_syscalls:sys_enter
 // tracepoint on every CPU: in the test VM the benchmark makes nearly all)
-// and sleeps/op (the process's voluntary context switches), where the
+// with futex/op (futex calls among them) and sleeps/op (the process's
+// voluntary context switches), where the
 // kernel lets it count them (root, tracefs). Off by default: the counter
 // slows every system call a little.
 const envBenchSyscalls = "RPMA_BENCH_SYSCALLS"
@@ -465,7 +466,7 @@ func BenchmarkOps(b *testing.B) {
 			var threads *threadCounts
 			var calls int64
 			if countSyscalls {
-				threads, calls = startThreadCounts(false), systemCalls()
+				threads, calls = startThreadCounts(true), systemCalls()
 			}
 			before := cgoCalls()
 			for i := warm; b.Loop(); i++ {
@@ -473,9 +474,10 @@ func BenchmarkOps(b *testing.B) {
 			}
 			b.ReportMetric(float64(cgoCalls()-before)/float64(b.N), "crossings/op")
 			if countSyscalls {
-				sleeps, _ := threads.stop()
+				sleeps, futex := threads.stop()
 				b.ReportMetric(float64(systemCalls()-calls)/float64(b.N), "syscalls/op")
 				b.ReportMetric(float64(sleeps)/float64(b.N), "sleeps/op")
+				b.ReportMetric(float64(futex)/float64(b.N), "futex/op")
 			}
 		})
 	}

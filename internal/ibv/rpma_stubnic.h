@@ -241,12 +241,20 @@ struct rpma_cl_conn {
 };
 
 /*
+ * The functions of librpma below are not inlined (noinline): librpma's
+ * are calls into a shared library, rpma_mr_write and rpma_mr_read calls
+ * into another of its files, and the instruction counts are then split
+ * by function.
+ */
+#define RPMA_CL_CALL __attribute__((noinline))
+
+/*
  * rpma_cl_mr_post is librpma's one-request post (rpma_mr_read and
  * rpma_mr_write): one SGE unless the transfer has no local region, the
  * remote address and key, the op context as wr_id, SIGNALED only for
  * RPMA_F_COMPLETION_ALWAYS, then ibv_post_send.
  */
-static int rpma_cl_mr_post(struct ibv_qp *qp, enum ibv_wr_opcode opcode, const struct rpma_cl_mr *local,
+static RPMA_CL_CALL int rpma_cl_mr_post(struct ibv_qp *qp, enum ibv_wr_opcode opcode, const struct rpma_cl_mr *local,
 		size_t local_off, const struct rpma_cl_mr_remote *remote, size_t remote_off, size_t len,
 		int flags, const void *op_context) {
 	struct ibv_send_wr wr;
@@ -276,7 +284,7 @@ static int rpma_cl_mr_post(struct ibv_qp *qp, enum ibv_wr_opcode opcode, const s
 }
 
 /* rpma_cl_write is rpma_write: its argument checks, then the post. */
-static int rpma_cl_write(struct rpma_cl_conn *conn, struct rpma_cl_mr_remote *dst, size_t dst_off,
+static RPMA_CL_CALL int rpma_cl_write(struct rpma_cl_conn *conn, struct rpma_cl_mr_remote *dst, size_t dst_off,
 		const struct rpma_cl_mr *src, size_t src_off, size_t len, int flags, const void *op_context) {
 	if (conn == NULL || flags == 0 || (src == NULL && (dst != NULL || src_off != 0 || dst_off != 0 || len != 0)) ||
 			(src != NULL && dst == NULL))
@@ -285,7 +293,7 @@ static int rpma_cl_write(struct rpma_cl_conn *conn, struct rpma_cl_mr_remote *ds
 }
 
 /* rpma_cl_read is rpma_read. */
-static int rpma_cl_read(struct rpma_cl_conn *conn, struct rpma_cl_mr *dst, size_t dst_off,
+static RPMA_CL_CALL int rpma_cl_read(struct rpma_cl_conn *conn, struct rpma_cl_mr *dst, size_t dst_off,
 		const struct rpma_cl_mr_remote *src, size_t src_off, size_t len, int flags, const void *op_context) {
 	if (conn == NULL || flags == 0 || (src == NULL && (dst != NULL || src_off != 0 || dst_off != 0 || len != 0)) ||
 			(src != NULL && dst == NULL))
@@ -294,7 +302,7 @@ static int rpma_cl_read(struct rpma_cl_conn *conn, struct rpma_cl_mr *dst, size_
 }
 
 /* rpma_cl_cq_get_wc is rpma_cq_get_wc: ibv_poll_cq, its result mapped. */
-static int rpma_cl_cq_get_wc(struct rpma_cl_cq *cq, int num_entries, struct ibv_wc *wc, int *num_entries_got) {
+static RPMA_CL_CALL int rpma_cl_cq_get_wc(struct rpma_cl_cq *cq, int num_entries, struct ibv_wc *wc, int *num_entries_got) {
 	if (cq == NULL || num_entries < 1 || wc == NULL || (num_entries > 1 && num_entries_got == NULL))
 		return RPMA_CL_E_INVAL;
 	int result = ibv_poll_cq(cq->cq, num_entries, wc);

@@ -44,7 +44,7 @@ func newStubConn(tb testing.TB, depth int, tune Tuning) *stubConn {
 	nic, err := ibv.NewStubNIC(depth)
 	require.NoError(tb, err)
 	tb.Cleanup(nic.Close)
-	p := &Peer{}
+	p := &Peer{atomicCap: ibv.AtomicHCA}
 	dl := &dataLock{tune: tune, period: yieldCounts.Load()}
 	cq := &CQ{dl: dl, noReap: tune.NoReap, cq: nic.CQ, fd: -1}
 	cq.size = nic.CQ.CQE()
@@ -70,9 +70,9 @@ func newStubConn(tb testing.TB, depth int, tune Tuning) *stubConn {
 	}
 	c := &Conn{dl: dl, peer: p, q: q, cq: cq, state: state, qpNum: q.qpNum}
 	c.open()
-	src := &MR{peer: p, usage: UsageWriteSrc | UsageReadDst, addr: addr, size: uint64(len(mem)), lkey: 1, rkey: 1}
+	src := &MR{peer: p, usage: UsageWriteSrc | UsageReadDst | UsageSend, addr: addr, size: uint64(len(mem)), lkey: 1, rkey: 1}
 	src.open()
-	remote := &RemoteMR{raddr: addr, size: uint64(len(mem)), rkey: 3, usage: UsageWriteDst | UsageReadSrc | UsageFlushVisibility}
+	remote := &RemoteMR{raddr: addr, size: uint64(len(mem)), rkey: 3, usage: UsageWriteDst | UsageReadSrc | UsageFlushVisibility | UsageAtomicDst}
 	return &stubConn{nic: nic, c: c, src: src, remote: remote, wc: make([]WC, 1)}
 }
 
@@ -106,6 +106,30 @@ var stubRows = []struct {
 	}},
 	{"Read64", func(tb testing.TB, s *stubConn, i uint64) {
 		if err := s.c.Read(s.src, 0, s.remote, 64, 64, rpma.CompletionAlways, i); err != nil {
+			tb.Fatal(err)
+		}
+		s.spin(tb, i)
+	}},
+	{"Flush", func(tb testing.TB, s *stubConn, i uint64) {
+		if err := s.c.Flush(s.remote, 0, 64, rpma.FlushVisibility, rpma.CompletionAlways, i); err != nil {
+			tb.Fatal(err)
+		}
+		s.spin(tb, i)
+	}},
+	{"AtomicWrite", func(tb testing.TB, s *stubConn, i uint64) {
+		if err := s.c.AtomicWrite(s.remote, 128, [8]byte{byte(i)}, rpma.CompletionAlways, i); err != nil {
+			tb.Fatal(err)
+		}
+		s.spin(tb, i)
+	}},
+	{"FetchAndAdd", func(tb testing.TB, s *stubConn, i uint64) {
+		if err := s.c.FetchAndAdd(s.remote, 256, s.src, 512, 1, rpma.CompletionAlways, i); err != nil {
+			tb.Fatal(err)
+		}
+		s.spin(tb, i)
+	}},
+	{"Send64", func(tb testing.TB, s *stubConn, i uint64) {
+		if err := s.c.Send(s.src, 0, 64, rpma.CompletionAlways, i); err != nil {
 			tb.Fatal(err)
 		}
 		s.spin(tb, i)
@@ -173,7 +197,7 @@ func TestStubNICConn(t *testing.T) {
 			}
 		}
 		c := s.nic.Counts()
-		require.Equal(t, uint64(20*(1+1+2+2)), c.Posted, "NoReap %v", tune.NoReap)
+		require.Equal(t, uint64(20*(1+1+1+1+1+1+2+2)), c.Posted, "NoReap %v", tune.NoReap)
 		require.Equal(t, uint64(20*2), c.Unsignaled, "the flushes' writes")
 		require.Equal(t, c.Completed, c.Polled)
 		require.Zero(t, c.Refused)

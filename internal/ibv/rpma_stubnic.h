@@ -301,6 +301,70 @@ static RPMA_CL_CALL int rpma_cl_read(struct rpma_cl_conn *conn, struct rpma_cl_m
 	return rpma_cl_mr_post(conn->id->qp, IBV_WR_RDMA_READ, dst, dst_off, src, src_off, len, flags, op_context);
 }
 
+/*
+ * rpma_cl_flush is rpma_flush with the flush emulated (librpma's on a
+ * device without native flush): its checks, then an 8-byte RDMA read of
+ * the flushed range into the connection's own flush buffer.
+ */
+static RPMA_CL_CALL int rpma_cl_flush(struct rpma_cl_conn *conn, struct rpma_cl_mr_remote *dst, size_t dst_off,
+		size_t len, int type, int flags, const void *op_context, const struct rpma_cl_mr *flush_mr) {
+	if (conn == NULL || dst == NULL || flags == 0 || type != 0)
+		return RPMA_CL_E_INVAL;
+	(void)len;
+	return rpma_cl_mr_post(conn->id->qp, IBV_WR_RDMA_READ, flush_mr, 0, dst, dst_off, 8, flags, op_context);
+}
+
+/*
+ * rpma_cl_atomic_write is rpma_atomic_write as librpma 1.2 emulates it:
+ * an inline, fenced 8-byte RDMA write of the caller's bytes.
+ */
+static RPMA_CL_CALL int rpma_cl_atomic_write(struct rpma_cl_conn *conn, struct rpma_cl_mr_remote *dst,
+		size_t dst_off, const char src[8], int flags, const void *op_context) {
+	if (conn == NULL || dst == NULL || src == NULL || flags == 0 || dst_off % 8 != 0)
+		return RPMA_CL_E_INVAL;
+	struct ibv_send_wr wr, *bad;
+	struct ibv_sge sge = { .addr = (uint64_t)(uintptr_t)src, .length = 8, .lkey = 0 };
+	wr.wr_id = (uint64_t)(uintptr_t)op_context;
+	wr.next = NULL;
+	wr.sg_list = &sge;
+	wr.num_sge = 1;
+	wr.opcode = IBV_WR_RDMA_WRITE;
+	wr.send_flags = IBV_SEND_INLINE | IBV_SEND_FENCE;
+	if ((flags & RPMA_CL_F_ALWAYS) == RPMA_CL_F_ALWAYS)
+		wr.send_flags |= IBV_SEND_SIGNALED;
+	wr.wr.rdma.remote_addr = dst->raddr + dst_off;
+	wr.wr.rdma.rkey = dst->rkey;
+	if (ibv_post_send(conn->id->qp, &wr, &bad))
+		return RPMA_CL_E_PROVIDER;
+	return RPMA_CL_OK;
+}
+
+/* rpma_cl_send is rpma_send: one SGE of the source, IBV_WR_SEND. */
+static RPMA_CL_CALL int rpma_cl_send(struct rpma_cl_conn *conn, const struct rpma_cl_mr *src, size_t offset,
+		size_t len, int flags, const void *op_context) {
+	if (conn == NULL || flags == 0 || (src == NULL && (offset != 0 || len != 0)))
+		return RPMA_CL_E_INVAL;
+	struct ibv_send_wr wr, *bad;
+	struct ibv_sge sge;
+	if (src != NULL) {
+		sge.addr = (uint64_t)((uintptr_t)src->ibv_mr->addr + offset);
+		sge.length = (uint32_t)len;
+		sge.lkey = src->ibv_mr->lkey;
+		wr.sg_list = &sge;
+		wr.num_sge = 1;
+	} else {
+		wr.sg_list = NULL;
+		wr.num_sge = 0;
+	}
+	wr.wr_id = (uint64_t)(uintptr_t)op_context;
+	wr.next = NULL;
+	wr.opcode = IBV_WR_SEND;
+	wr.send_flags = (flags & RPMA_CL_F_ALWAYS) == RPMA_CL_F_ALWAYS ? IBV_SEND_SIGNALED : 0;
+	if (ibv_post_send(conn->id->qp, &wr, &bad))
+		return RPMA_CL_E_PROVIDER;
+	return RPMA_CL_OK;
+}
+
 /* rpma_cl_cq_get_wc is rpma_cq_get_wc: ibv_poll_cq, its result mapped. */
 static RPMA_CL_CALL int rpma_cl_cq_get_wc(struct rpma_cl_cq *cq, int num_entries, struct ibv_wc *wc, int *num_entries_got) {
 	if (cq == NULL || num_entries < 1 || wc == NULL || (num_entries > 1 && num_entries_got == NULL))
@@ -324,7 +388,10 @@ enum {
 	RPMA_CL_PHASED = 2,     /* batches: rpma_write x batch, then rpma_cq_get_wc x batch, each timed */
 	RPMA_CL_RAW = 3,        /* bare ibv_post_send + ibv_poll_cq, no librpma layer */
 	RPMA_CL_NOTIFY = 4,     /* ibv_req_notify_cq */
-	RPMA_CL_WRITE_FLUSH = 5 /* rpma_write (ON_ERROR) + emulated rpma_flush (8-byte read, ALWAYS) + get_wc */
+	RPMA_CL_WRITE_FLUSH = 5, /* rpma_write (ON_ERROR) + emulated rpma_flush (8-byte read, ALWAYS) + get_wc */
+	RPMA_CL_FLUSH = 6,       /* emulated rpma_flush (ALWAYS) + get_wc */
+	RPMA_CL_ATOMIC_WRITE = 7, /* emulated rpma_atomic_write (ALWAYS) + get_wc */
+	RPMA_CL_SEND = 8         /* rpma_send (ALWAYS) + get_wc */
 };
 
 /*
@@ -424,10 +491,26 @@ static struct rpma_cl_result rpma_stubnic_cloop(struct rpma_stubnic *n, int kind
 				r.err = RPMA_CL_E_PROVIDER;
 			break;
 		case RPMA_CL_WRITE_FLUSH:
-			/* librpma's emulated flush: an 8-byte read into its own buffer. */
 			r.err = rpma_cl_write(&conn, &dst, 0, &src, 0, 64, RPMA_CL_F_ON_ERROR, ctx);
 			if (!r.err)
-				r.err = rpma_cl_mr_post(conn.id->qp, IBV_WR_RDMA_READ, &fbuf, 0, &dst, 0, 8, RPMA_CL_F_ALWAYS, ctx);
+				r.err = rpma_cl_flush(&conn, &dst, 0, 64, 0, RPMA_CL_F_ALWAYS, ctx, &fbuf);
+			if (!r.err)
+				r.err = rpma_cl_cq_get_wc(conn.cq, 1, &wc, NULL);
+			break;
+		case RPMA_CL_FLUSH:
+			r.err = rpma_cl_flush(&conn, &dst, 0, 64, 0, RPMA_CL_F_ALWAYS, ctx, &fbuf);
+			if (!r.err)
+				r.err = rpma_cl_cq_get_wc(conn.cq, 1, &wc, NULL);
+			break;
+		case RPMA_CL_ATOMIC_WRITE: {
+			char word[8] = { (char)i };
+			r.err = rpma_cl_atomic_write(&conn, &dst, 8, word, RPMA_CL_F_ALWAYS, ctx);
+			if (!r.err)
+				r.err = rpma_cl_cq_get_wc(conn.cq, 1, &wc, NULL);
+			break;
+		}
+		case RPMA_CL_SEND:
+			r.err = rpma_cl_send(&conn, &src, 0, 64, RPMA_CL_F_ALWAYS, ctx);
 			if (!r.err)
 				r.err = rpma_cl_cq_get_wc(conn.cq, 1, &wc, NULL);
 			break;

@@ -86,12 +86,15 @@ type CLoopKind int
 
 // The C loops (rpma_stubnic.h). Transfers are 64 bytes.
 const (
-	CLoopWritePoll  CLoopKind = C.RPMA_CL_WRITE_POLL  // rpma_write (signaled) + rpma_cq_get_wc
-	CLoopReadPoll   CLoopKind = C.RPMA_CL_READ_POLL   // rpma_read (signaled) + rpma_cq_get_wc
-	CLoopPhased     CLoopKind = C.RPMA_CL_PHASED      // batches of rpma_write, then of rpma_cq_get_wc, each timed
-	CLoopRaw        CLoopKind = C.RPMA_CL_RAW         // bare ibv_post_send + ibv_poll_cq
-	CLoopNotify     CLoopKind = C.RPMA_CL_NOTIFY      // ibv_req_notify_cq
-	CLoopWriteFlush CLoopKind = C.RPMA_CL_WRITE_FLUSH // rpma_write (unsignaled) + emulated rpma_flush + rpma_cq_get_wc
+	CLoopWritePoll   CLoopKind = C.RPMA_CL_WRITE_POLL   // rpma_write (signaled) + rpma_cq_get_wc
+	CLoopReadPoll    CLoopKind = C.RPMA_CL_READ_POLL    // rpma_read (signaled) + rpma_cq_get_wc
+	CLoopPhased      CLoopKind = C.RPMA_CL_PHASED       // batches of rpma_write, then of rpma_cq_get_wc, each timed
+	CLoopRaw         CLoopKind = C.RPMA_CL_RAW          // bare ibv_post_send + ibv_poll_cq
+	CLoopNotify      CLoopKind = C.RPMA_CL_NOTIFY       // ibv_req_notify_cq
+	CLoopWriteFlush  CLoopKind = C.RPMA_CL_WRITE_FLUSH  // rpma_write (unsignaled) + emulated rpma_flush + rpma_cq_get_wc
+	CLoopFlush       CLoopKind = C.RPMA_CL_FLUSH        // emulated rpma_flush (an 8-byte read) + rpma_cq_get_wc
+	CLoopAtomicWrite CLoopKind = C.RPMA_CL_ATOMIC_WRITE // emulated rpma_atomic_write (inline fenced write) + rpma_cq_get_wc
+	CLoopSend        CLoopKind = C.RPMA_CL_SEND         // rpma_send (signaled) + rpma_cq_get_wc
 )
 
 // CLoopResult is what a C loop measured: nanoseconds and, when counted,

@@ -95,7 +95,7 @@ func TestStubNICRefuses(t *testing.T) {
 // mismatch as an error).
 func TestStubNICCLoops(t *testing.T) {
 	s, _ := newStub(t, 64, 1)
-	for _, k := range []ibv.CLoopKind{ibv.CLoopWritePoll, ibv.CLoopReadPoll, ibv.CLoopPhased, ibv.CLoopRaw, ibv.CLoopNotify, ibv.CLoopWriteFlush} {
+	for _, k := range []ibv.CLoopKind{ibv.CLoopWritePoll, ibv.CLoopReadPoll, ibv.CLoopPhased, ibv.CLoopRaw, ibv.CLoopNotify, ibv.CLoopWriteFlush, ibv.CLoopFlush, ibv.CLoopAtomicWrite, ibv.CLoopSend} {
 		before := s.Counts()
 		r := s.CLoop(k, 100, 32, -1)
 		require.Zero(t, r.Err, "loop %d", k)

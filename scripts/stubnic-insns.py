@@ -33,27 +33,13 @@ ROOT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..")
 
 # The rows, by package: (benchmark pattern, operations per b.N).
 ROWS = {
-    "ibv": [
-        ("^BenchmarkStubNIC$/^Go$/^Crossing$", 1),
-        ("^BenchmarkStubNIC$/^Go$/^WriteReap$", 1),
-        ("^BenchmarkStubNIC$/^Go$/^WritePoll$", 1),
-        ("^BenchmarkStubNIC$/^Go$/^ReadReap$", 1),
-        ("^BenchmarkStubNIC$/^Go$/^WriteFlushReap$", 1),
-        ("^BenchmarkStubNIC$/^Go$/^ReqNotify$", 1),
-        ("^BenchmarkStubNIC$/^C$/^Raw$", 1),
-        ("^BenchmarkStubNIC$/^C$/^WritePoll$", 1),
-        ("^BenchmarkStubNIC$/^C$/^ReadPoll$", 1),
-        ("^BenchmarkStubNIC$/^C$/^WriteFlushPoll$", 1),
-        ("^BenchmarkStubNIC$/^C$/^ReqNotify$", 1),
-    ],
-    "core": [
-        ("^BenchmarkStubNIC$/^Reap$/^Write64$", 1),
-        ("^BenchmarkStubNIC$/^Reap$/^Read64$", 1),
-        ("^BenchmarkStubNIC$/^Reap$/^WriteAndFlush64$", 1),
-        ("^BenchmarkStubNIC$/^Reap$/^WriteThenFlush64$", 1),
-        ("^BenchmarkStubNIC$/^NoReap$/^Write64$", 1),
-        ("^BenchmarkStubNIC$/^NoReap$/^Read64$", 1),
-    ],
+    "ibv": [("^BenchmarkStubNIC$/^Go$/^%s$" % r, 1) for r in (
+        "Crossing", "WriteReap", "WritePoll", "ReadReap", "WriteFlushReap", "Inline8Reap", "FetchAddReap",
+        "Batch8Reap", "RecvPost", "ReqNotify")] +
+    [("^BenchmarkStubNIC$/^C$/^%s$" % r, 1) for r in (
+        "Raw", "WritePoll", "ReadPoll", "WriteFlushPoll", "FlushPoll", "AtomicWritePoll", "SendPoll", "ReqNotify")],
+    "core": [("^BenchmarkStubNIC$/^%s$/^%s$" % (m, r), 1) for m in ("Reap", "NoReap") for r in (
+        "Write64", "Read64", "Flush", "AtomicWrite", "FetchAndAdd", "Send64", "WriteAndFlush64", "WriteThenFlush64")],
 }
 
 # Groups of functions, tried in order against "file:function".

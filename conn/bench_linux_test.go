@@ -47,7 +47,9 @@ const envBenchWarmup = "RPMA_BENCH_WARMUP"
 // envBenchSyscalls=1 makes BenchmarkOps report syscalls/op (every
 // process's system calls, counted at the raw_syscalls:sys_enter
 // tracepoint on every CPU: in the test VM the benchmark makes nearly all)
-// with futex/op (futex calls among them) and sleeps/op (the process's
+// with futex/op and clock/op (futex and clock_gettime calls among them:
+// the runtime's; clock_gettime is a system call only where the clock
+// source has no vDSO path, as in the test VM) and sleeps/op (the process's
 // voluntary context switches), where the
 // kernel lets it count them (root, tracefs). Off by default: the counter
 // slows every system call a little.
@@ -464,9 +466,9 @@ func BenchmarkOps(b *testing.B) {
 				op(b, i)
 			}
 			var threads *threadCounts
-			var calls int64
+			var calls, clocks int64
 			if countSyscalls {
-				threads, calls = startThreadCounts(true), systemCalls()
+				threads, calls, clocks = startThreadCounts(true), systemCalls(), clockCalls()
 			}
 			before := cgoCalls()
 			for i := warm; b.Loop(); i++ {
@@ -478,6 +480,7 @@ func BenchmarkOps(b *testing.B) {
 				b.ReportMetric(float64(systemCalls()-calls)/float64(b.N), "syscalls/op")
 				b.ReportMetric(float64(sleeps)/float64(b.N), "sleeps/op")
 				b.ReportMetric(float64(futex)/float64(b.N), "futex/op")
+				b.ReportMetric(float64(clockCalls()-clocks)/float64(b.N), "clock/op")
 			}
 		})
 	}

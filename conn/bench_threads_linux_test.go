@@ -64,6 +64,14 @@ var futexCounters = sync.OnceValue(func() []int { return bench.OpenTracepoint("s
 // BenchmarkOps' syscalls/op (envBenchSyscalls).
 var syscallCounters = sync.OnceValue(func() []int { return bench.OpenTracepoint("raw_syscalls/sys_enter") })
 
+// clockCounters count clock_gettime calls (syscalls:sys_enter_clock_gettime):
+// a system call on the test VM, whose clock source is the HPET, and a
+// vDSO call with none on hardware with a usable TSC.
+var clockCounters = sync.OnceValue(func() []int { return bench.OpenTracepoint("syscalls/sys_enter_clock_gettime") })
+
+// clockCalls returns the clock_gettime system calls counted so far, or -1.
+func clockCalls() int64 { return bench.ReadTracepoint(clockCounters()) }
+
 // futexCalls returns the futex calls counted so far, or -1.
 func futexCalls() int64 { return bench.ReadTracepoint(futexCounters()) }
 

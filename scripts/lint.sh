@@ -20,6 +20,7 @@ go vet -tags rpma_inject "${workspace_pkgs[@]}" || fail "go vet -tags rpma_injec
 # and without cgo; only ibv and core have code of their own in that build.
 go vet -tags rpma_fake "${workspace_pkgs[@]}" || fail "go vet -tags rpma_fake"
 CGO_ENABLED=0 go vet -tags rpma_fake ./internal/ibv/ ./internal/core/ || fail "go vet -tags rpma_fake without cgo"
+go vet -tags rpma_stubnic ./internal/ibv/ ./internal/core/ || fail "go vet -tags rpma_stubnic"
 go run honnef.co/go/tools/cmd/staticcheck@v0.8.2 "${workspace_pkgs[@]}" || fail "staticcheck"
 go run honnef.co/go/tools/cmd/staticcheck@v0.8.2 -tags rpma_inject ./internal/... || fail "staticcheck -tags rpma_inject"
 go run honnef.co/go/tools/cmd/staticcheck@v0.8.2 -tags rpma_fake ./internal/ibv/ ./internal/core/ || fail "staticcheck -tags rpma_fake"

@@ -79,6 +79,11 @@ host() {
 	echo "host-fake: internal/core $(grep '"Package":"github.com/gorpma/rpma/internal/core"' "$out" |
 		grep -o 'coverage: [0-9.]*% of statements' | tail -1) (rpma_fake)"
 	rm -f "$out"
+	# The stub NIC (build tag rpma_stubnic, doc/notes/native-stub.md): its
+	# tests, and each of its benchmarks once for 1000 operations, so that
+	# neither the stub nor the benchmarks rot (about 15 s with the build).
+	go test -tags rpma_stubnic -count=1 -json -run StubNIC -bench StubNIC -benchtime 1000x \
+		./internal/ibv/ ./internal/core/ 2>&1 | "$summary" -tier host-stubnic -tally "$tally" || rc=1
 	return "$rc"
 }
 # Tests of logic alone (a model, pipes; no device) that the host tier runs,

@@ -6,12 +6,14 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"syscall"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/require"
 
 	"github.com/gorpma/rpma/internal/ibv"
+	"github.com/gorpma/rpma/internal/leak"
 	"github.com/gorpma/rpma/rpma"
 )
 
@@ -209,4 +211,22 @@ func TestFakeWaitAgainFindsUnpolled(t *testing.T) {
 			})
 		}
 	}
+}
+
+// A thread-mode waiter that cannot watch one of its fds (epoll_ctl fails)
+// is refused with the call's error, and leaves no fd behind.
+func TestFakeThreadWaitsRefused(t *testing.T) {
+	p := fakePeer(t)
+	ch, err := p.ctx.CreateCompChannel()
+	require.NoError(t, err)
+	defer ch.Destroy()
+	w, err := newEpollWaiter("ibv_comp_channel", true, ch.FD())
+	require.NoError(t, err)
+	defer w.close()
+	before := leak.OpenFDs()
+	err = w.startThreadWaits(ch, 1<<20) // no such fd
+	require.ErrorIs(t, err, syscall.EBADF)
+	require.ErrorContains(t, err, "epoll_ctl")
+	require.Nil(t, w.thread)
+	require.Equal(t, before, leak.OpenFDs(), "the epoll instance and the eventfd are closed")
 }

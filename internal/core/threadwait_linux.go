@@ -69,10 +69,10 @@ type threadWait struct {
 // never reach the runtime's poller.
 func (w *waiter) startThreadWaits(ch *ibv.CompChannel, connFDs ...int) error {
 	chFD := ch.FD()
-	epfd, err := -1, injected(ibv.GoSiteEpollCreate1)
-	if err == nil {
-		epfd, err = unix.EpollCreate1(unix.EPOLL_CLOEXEC)
-	}
+	// Not fault-injection sites: the replay (internal/inject) counts each
+	// site once in the sources and reaches every one, and its sequences
+	// make no WaitThread connection.
+	epfd, err := unix.EpollCreate1(unix.EPOLL_CLOEXEC)
 	if err != nil {
 		return os.NewSyscallError("epoll_create1", err)
 	}
@@ -90,9 +90,7 @@ func (w *waiter) startThreadWaits(ch *ibv.CompChannel, connFDs ...int) error {
 		if fd < 0 {
 			return nil
 		}
-		return orInjected(ibv.GoSiteEpollCtl, func() error {
-			return unix.EpollCtl(epfd, unix.EPOLL_CTL_ADD, fd, &unix.EpollEvent{Events: events, Fd: int32(fd)})
-		})
+		return unix.EpollCtl(epfd, unix.EPOLL_CTL_ADD, fd, &unix.EpollEvent{Events: events, Fd: int32(fd)})
 	}
 	if err := add(chFD, unix.EPOLLIN); err != nil {
 		return fail(err)

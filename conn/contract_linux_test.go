@@ -196,49 +196,13 @@ func TestIntegrationIndependentWaits(t *testing.T) {
 
 	t.Run("CQ", func(t *testing.T) {
 		client, _ := pairCfg(t, p, e, ip, nil, nil, nil)
-		q := client.CQ()
-		runWaitRounds(t, waitTarget{
-			name: "CQ",
-			wait: func(ctx context.Context) (*cq.CQ, error) { return nil, q.Wait(ctx) },
-			arrive: func(round int) *cq.CQ {
-				require.NoError(t, client.Write(nil, 0, nil, 0, 0, rpma.CompletionAlways, uint64(round)))
-				return q
-			},
-			drain: func(round int) { awaitWC(t, q, uint64(round)) },
-		}, rounds)
+		runWaitRounds(t, cqWaitTarget(t, client), rounds)
 	})
 
 	t.Run("shared channel", func(t *testing.T) {
 		staleEvents := 0
 		client, server := pairCfg(t, p, e, ip, rcqConfig(true), nil, nil)
-		runWaitRounds(t, waitTarget{
-			name: "shared channel",
-			wait: func(ctx context.Context) (*cq.CQ, error) {
-				q, _, err := client.Wait(ctx)
-				return q, err
-			},
-			arrive: func(round int) *cq.CQ {
-				if round%2 == 0 {
-					require.NoError(t, client.Write(nil, 0, nil, 0, 0, rpma.CompletionAlways, uint64(round)))
-					return client.CQ()
-				}
-				require.NoError(t, client.Recv(nil, 0, 0, uint64(round)))
-				require.NoError(t, server.Send(nil, 0, 0, rpma.CompletionOnError, 0))
-				return client.RCQ()
-			},
-			drain: func(round int) {
-				// The round's completion may land after every waiter
-				// returned; wait for it, so that neither it nor its event
-				// spills into the next round.
-				arrivedOn, other := client.CQ(), client.RCQ()
-				if round%2 == 1 {
-					arrivedOn, other = other, arrivedOn
-				}
-				awaitWC(t, arrivedOn, uint64(round))
-				drainCQ(t, other)
-				staleEvents += drainChannel(t, client)
-			},
-		}, rounds)
+		runWaitRounds(t, sharedWaitTarget(t, client, server, &staleEvents), rounds)
 		t.Logf("channel events left unread at the end of a round: %d", staleEvents)
 	})
 
@@ -264,6 +228,56 @@ func TestIntegrationIndependentWaits(t *testing.T) {
 			drain: func(round int) { awaitWC(t, q, uint64(round)) },
 		}, rounds)
 	})
+}
+
+// cqWaitTarget is client's CQ waits (cq.CQ.Wait), a round's arrival a
+// zero-length write's completion.
+func cqWaitTarget(t *testing.T, client *conn.Conn) waitTarget {
+	q := client.CQ()
+	return waitTarget{
+		name: "CQ",
+		wait: func(ctx context.Context) (*cq.CQ, error) { return nil, q.Wait(ctx) },
+		arrive: func(round int) *cq.CQ {
+			require.NoError(t, client.Write(nil, 0, nil, 0, 0, rpma.CompletionAlways, uint64(round)))
+			return q
+		},
+		drain: func(round int) { awaitWC(t, q, uint64(round)) },
+	}
+}
+
+// sharedWaitTarget is client's waits on its shared completion channel
+// (conn.Conn.Wait), a round's arrival on the CQ (a write's completion) or
+// the receive CQ (server's send) in turn; staleEvents counts the channel
+// events left unread at the end of each round.
+func sharedWaitTarget(t *testing.T, client, server *conn.Conn, staleEvents *int) waitTarget {
+	return waitTarget{
+		name: "shared channel",
+		wait: func(ctx context.Context) (*cq.CQ, error) {
+			q, _, err := client.Wait(ctx)
+			return q, err
+		},
+		arrive: func(round int) *cq.CQ {
+			if round%2 == 0 {
+				require.NoError(t, client.Write(nil, 0, nil, 0, 0, rpma.CompletionAlways, uint64(round)))
+				return client.CQ()
+			}
+			require.NoError(t, client.Recv(nil, 0, 0, uint64(round)))
+			require.NoError(t, server.Send(nil, 0, 0, rpma.CompletionOnError, 0))
+			return client.RCQ()
+		},
+		drain: func(round int) {
+			// The round's completion may land after every waiter
+			// returned; wait for it, so that neither it nor its event
+			// spills into the next round.
+			arrivedOn, other := client.CQ(), client.RCQ()
+			if round%2 == 1 {
+				arrivedOn, other = other, arrivedOn
+			}
+			awaitWC(t, arrivedOn, uint64(round))
+			drainCQ(t, other)
+			*staleEvents += drainChannel(t, client)
+		},
+	}
 }
 
 // connectPair connects a client to e without registering cleanups: the

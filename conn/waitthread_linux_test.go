@@ -11,8 +11,6 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/gorpma/rpma/conn"
-	"github.com/gorpma/rpma/cq"
-	"github.com/gorpma/rpma/rpma"
 )
 
 // TestIntegrationWaitThread: a connection whose waits block a thread in
@@ -27,47 +25,15 @@ func TestIntegrationWaitThread(t *testing.T) {
 
 	t.Run("CQ", func(t *testing.T) {
 		client, _ := pairCfg(t, p, e, ip, &conn.Config{WaitMode: conn.WaitThread}, nil, nil)
-		q := client.CQ()
-		runWaitRounds(t, waitTarget{
-			name: "CQ",
-			wait: func(ctx context.Context) (*cq.CQ, error) { return nil, q.Wait(ctx) },
-			arrive: func(round int) *cq.CQ {
-				require.NoError(t, client.Write(nil, 0, nil, 0, 0, rpma.CompletionAlways, uint64(round)))
-				return q
-			},
-			drain: func(round int) { awaitWC(t, q, uint64(round)) },
-		}, rounds)
+		runWaitRounds(t, cqWaitTarget(t, client), rounds)
 	})
 
 	t.Run("shared channel", func(t *testing.T) {
 		cfg := rcqConfig(true)
 		cfg.WaitMode = conn.WaitThread
 		client, server := pairCfg(t, p, e, ip, cfg, nil, nil)
-		runWaitRounds(t, waitTarget{
-			name: "shared channel",
-			wait: func(ctx context.Context) (*cq.CQ, error) {
-				q, _, err := client.Wait(ctx)
-				return q, err
-			},
-			arrive: func(round int) *cq.CQ {
-				if round%2 == 0 {
-					require.NoError(t, client.Write(nil, 0, nil, 0, 0, rpma.CompletionAlways, uint64(round)))
-					return client.CQ()
-				}
-				require.NoError(t, client.Recv(nil, 0, 0, uint64(round)))
-				require.NoError(t, server.Send(nil, 0, 0, rpma.CompletionOnError, 0))
-				return client.RCQ()
-			},
-			drain: func(round int) {
-				arrivedOn, other := client.CQ(), client.RCQ()
-				if round%2 == 1 {
-					arrivedOn, other = other, arrivedOn
-				}
-				awaitWC(t, arrivedOn, uint64(round))
-				drainCQ(t, other)
-				drainChannel(t, client)
-			},
-		}, rounds)
+		var staleEvents int
+		runWaitRounds(t, sharedWaitTarget(t, client, server, &staleEvents), rounds)
 	})
 
 	t.Run("CQ.Wait loop", func(t *testing.T) {

@@ -122,12 +122,7 @@ func newCQ(op string, ctx *ibv.Context, dl *dataLock, cqe int, shared *ibv.CompC
 		if err != nil {
 			return nil, provider(op, err)
 		}
-		w, err := newEpollWaiter("ibv_comp_channel", !dl.tune.NoGate, ch.FD(), watch...)
-		if err == nil && thread {
-			if err = w.startThreadWaits(ch, watch...); err != nil {
-				w.close()
-			}
-		}
+		w, err := newChannelWaiter(ch, dl.tune, thread, watch...)
 		if err != nil {
 			ch.Destroy()
 			return nil, provider(op, err)
@@ -157,6 +152,22 @@ func newCQ(op string, ctx *ibv.Context, dl *dataLock, cqe int, shared *ibv.CompC
 	q.leak = leak.Track("cq.CQ")
 	q.open()
 	return q, nil
+}
+
+// newChannelWaiter returns the waiter of a completion channel's waits,
+// which also watch fds (the connection's event channel and its eventfd),
+// gated unless tune says otherwise (gate.go), parking in WaitThread mode
+// when thread is set.
+func newChannelWaiter(ch *ibv.CompChannel, tune Tuning, thread bool, fds ...int) (*waiter, error) {
+	w, err := newEpollWaiter("ibv_comp_channel", !tune.NoGate, ch.FD(), fds...)
+	if err != nil || !thread {
+		return w, err
+	}
+	if err := w.startThreadWaits(ch, fds...); err != nil {
+		w.close()
+		return nil, err
+	}
+	return w, nil
 }
 
 // setStash gives the stash room for n completions, keeping what it holds.

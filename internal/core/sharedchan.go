@@ -31,12 +31,7 @@ func newSharedChannel(op string, ctx *ibv.Context, ev *connEvents, tune Tuning, 
 	if err != nil {
 		return nil, provider(op, err)
 	}
-	w, err := newEpollWaiter("ibv_comp_channel", !tune.NoGate, ch.FD(), ev.ch.fd, ev.termFD)
-	if err == nil && thread {
-		if err = w.startThreadWaits(ch, ev.ch.fd, ev.termFD); err != nil {
-			w.close()
-		}
-	}
+	w, err := newChannelWaiter(ch, tune, thread, ev.ch.fd, ev.termFD)
 	if err != nil {
 		ch.Destroy()
 		return nil, provider(op, err)

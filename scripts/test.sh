@@ -46,6 +46,23 @@ export RPMA_C_CACHE=$root/bin/ccache
 mapfile -t vm_pkgs < <(go list -f '{{.ImportPath}} {{join .TestImports " "}} {{join .XTestImports " "}}' "${workspace_pkgs[@]}" |
 	awk '/ github.com\/gorpma\/rpma\/internal\/rdmatest( |$)/ {print $1}' | grep -v '/cmd/rxevm$')
 [ ${#vm_pkgs[@]} -ge 10 ] || { echo "test.sh: only ${#vm_pkgs[@]} packages use the device: ${vm_pkgs[*]}" >&2; exit 1; }
+# go test starts the packages' test binaries in the order given, two at a
+# time (-p, GOMAXPROCS), and one VM leaves about a core idle: the
+# longest packages go first (2026-12-07, in seconds on 6.12: examples
+# 225, conn 154, internal/core 87, ep 66, cmd/rpmaperf 65), so that the
+# short ones fill the other slot and no long one runs alone at the end.
+vm_first=(examples conn internal/core ep cmd/rpmaperf)
+long_first() {
+	local p f
+	for f in "${vm_first[@]}"; do
+		for p in "$@"; do [ "$p" != "github.com/gorpma/rpma/$f" ] || echo "$p"; done
+	done
+	for p in "$@"; do
+		for f in "${vm_first[@]}"; do [ "$p" != "github.com/gorpma/rpma/$f" ] || continue 2; done
+		echo "$p"
+	done
+}
+mapfile -t vm_pkgs < <(long_first "${vm_pkgs[@]}")
 # The packages whose code or tests the native-flush build changes (the
 # build tag rpma_native_flush), and the examples, whose test pairs them
 # with librpma 1.3: what the Debian 13 tier runs. The rest of the library
@@ -91,15 +108,35 @@ host() {
 # them again under TCG, where they took 30-37 s of each tier's core
 # package with -race.
 host_only='TestReserveAgainstModel|TestWaitsIndependentDeadlines|TestWaitsIndependentCancellation'
+# beside runs a go test command in the background, its output into the
+# file $1, for the tier's stream to take once done (wait_beside): a second
+# VM that fills the core the tier's other VMs leave idle. It must be
+# called inside the tier's { } so that wait_beside finds it a child.
+beside() {
+	local out=$1
+	shift
+	"$@" >"$out" 2>&1 &
+	beside_pid=$!
+}
+wait_beside() {
+	wait "$beside_pid"
+	cat "$1"
+	rm -f "$1"
+}
 vm() {
 	local kernel=$1 pmem_mode=$2 skip="^($host_only)\$"
 	[ -z "${3:-}" ] || skip+="|$3" # a tier's own skips
 	local exec="$root/bin/rxevm -kernel $kernel -pmem 256M -pmem-mode $pmem_mode --"
+	local inject_out
+	inject_out=$(mktemp)
 	{
-		RPMA_TEST_REQUIRE_PMEM=1 go test -exec "$exec" -race -count=1 -timeout 20m -json -skip "$skip" "${vm_pkgs[@]}"
 		# The fault-injection replay: its own build (tag rpma_inject),
-		# without -race (it runs each sequence hundreds of times).
-		go test -tags rpma_inject -exec "$exec" -count=1 -timeout 10m -json ./internal/inject/
+		# without -race (it runs each sequence hundreds of times), in a
+		# VM of its own while the others' test binaries build (about
+		# 50 s, one VM, a core idle when it ran after them).
+		beside "$inject_out" go test -tags rpma_inject -exec "$exec" -count=1 -timeout 10m -json ./internal/inject/
+		RPMA_TEST_REQUIRE_PMEM=1 go test -exec "$exec" -race -count=1 -timeout 20m -json -skip "$skip" "${vm_pkgs[@]}"
+		wait_beside "$inject_out"
 	} 2>&1 | "$summary" -tier "vm-$kernel" -no-skips -tally "$tally"
 }
 vm_debian13() ( # a subshell: its exports stay here
@@ -115,16 +152,24 @@ vm_debian13() ( # a subshell: its exports stay here
 	# (flush, atomic write, GPSPM, the Go examples): the others (connect,
 	# read, write, send, receive, SRQ, rping) run the same code as in the
 	# 6.12 tier, and their interop with librpma 1.3 still runs here.
+	# Its packages keep both cores busy (2026-12-07: the librpma 1.3
+	# interop in a VM of its own beside them saved nothing, 301 s against
+	# 306 s: its C programs compile in the VM, under TCG).
 	RPMA_EXAMPLES_BIN=$root/bin/examples-native RPMA_EXAMPLES_BIN_EMULATED=$root/bin/examples RPMA_TEST_REQUIRE_PMEM=1 \
 		go test -exec "$exec" -count=1 -timeout 20m -json \
 		-skip "^($host_only)\$|"'^TestIntegrationExamples$/^(0[1-46]|08|1[0-3]|rping)' "${native_pkgs[@]}" 2>&1 |
 		"$summary" -tier vm-6.12-debian13 -no-skips -tally "$tally"
 )
 vmhost() {
-	# One package at a time: the harness tests and the power-loss test each
-	# boot VMs, and two VMs per core make TCG crawl.
-	go test -tags vmhost -p 1 -count=1 -timeout 40m -json ./cmd/... ./internal/vm/... ./internal/faults/... ./internal/powerloss/... 2>&1 |
-		"$summary" -tier vmhost -no-skips -tally "$tally"
+	# The power-loss tests and the harness's own run side by side (-p 2):
+	# neither times its VMs to the second, and the harness's leave about a
+	# core idle alone (2026-12-07: 641 s together against 955 s one after
+	# the other). The fault tests time each failure's detection against
+	# a PeerTimeout window (internal/faults), so they run alone, after.
+	{
+		go test -tags vmhost -p 2 -count=1 -timeout 40m -json ./internal/powerloss/... ./cmd/... ./internal/vm/...
+		go test -tags vmhost -p 1 -count=1 -timeout 30m -json ./internal/faults/...
+	} 2>&1 | "$summary" -tier vmhost -no-skips -tally "$tally"
 }
 
 only=${RPMA_TEST_TIERS:-lint host vm-6.12 vm-6.1 vm-6.12-debian13 vmhost}

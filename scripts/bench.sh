@@ -28,6 +28,13 @@
 #   BENCH_ROUND_BUDGET=240    seconds (in the VM) after which no round starts
 #   BENCH_PERFTEST_BUDGET=330 seconds after which no perftest run starts
 #   BENCH_VM_TIMEOUT=10m      rxevm's timeout for each VM
+#   BENCH_ONLY=""             the rows to run, by name ("Write64 Read64"):
+#                            those sub-benchmarks of Go's BenchmarkOps and
+#                            BenchmarkOpsStamped, rpma_lat -o for each, no
+#                            perftest; every row when empty
+#   BENCH_STEP_TIMEOUT=300    seconds each program of a round may run (raise
+#                            it with BENCH_ITERS: 100,000 operations
+#                            counted take longer)
 #   BENCH_ICOUNT=1            count instead of time: rxevm -icount, one vCPU,
 #                            every ns is one guest instruction
 #                            (doc/performance.md, "What it was measured on")
@@ -52,7 +59,7 @@ guest() {
 		pin=(taskset -c 0)
 		pingo=(taskset -c 0 env GOMAXPROCS=2)
 	fi
-	local n=${BENCH_ITERS:-1000} rounds=${BENCH_ROUNDS:-11} w=${BENCH_WARMUP:-500}
+	local n=${BENCH_ITERS:-1000} rounds=${BENCH_ROUNDS:-11} w=${BENCH_WARMUP:-500} st=${BENCH_STEP_TIMEOUT:-300}
 	local ip=${RPMA_TEST_IP:?RPMA_TEST_IP is not set: run in the VM}
 	mark() { echo "${SECONDS}s $*" >>"$out/timing.txt"; }
 	{
@@ -69,34 +76,45 @@ guest() {
 		echo "Go: atomic write: $aw; flush: $fl"
 	} >>"$out/meta.txt"
 	local r rc bre budget=${BENCH_ROUND_BUDGET:-240}
+	local only=${BENCH_ONLY:-} sub='' op
+	local gore='^(BenchmarkOps|BenchmarkPostUnsignaled|BenchmarkCrossing)$' nyre='^(BenchmarkOps|BenchmarkPostUnsignaled)$'
+	if [ -n "$only" ]; then
+		sub="/^(${only// /|})\$"
+		gore="^BenchmarkOps\$$sub" nyre="^BenchmarkOps\$$sub"
+		echo "rows: $only (BENCH_ONLY)" >>"$out/meta.txt"
+	fi
 	# round_step STEP runs one program of round r (its output appended to
 	# the round's files).
 	round_step() {
 		case $1 in
 		go)
-			timeout -k 5 300 "${pingo[@]}" env RPMA_BENCH_WARMUP="$w" "$bin/conn.test" -test.run '^$' -test.bench '^(BenchmarkOps|BenchmarkPostUnsignaled|BenchmarkCrossing)$' \
+			timeout -k 5 "$st" "${pingo[@]}" env RPMA_BENCH_WARMUP="$w" "$bin/conn.test" -test.run '^$' -test.bench "$gore" \
 				-test.benchtime "${n}x" -test.count 1 >>"$out/go.txt" 2>>"$out/go.err"
 			rc=$?
 			[ $rc -eq 0 ] || echo "go benchmarks, round $r: exit status $rc" | tee -a "$out/errors.txt" >&2
 			;;
 		go-stamped)
-			timeout -k 5 300 "${pingo[@]}" env RPMA_BENCH_WARMUP="$w" "$bin/conn.test" -test.run '^$' -test.bench '^BenchmarkOpsStamped$' \
+			timeout -k 5 "$st" "${pingo[@]}" env RPMA_BENCH_WARMUP="$w" "$bin/conn.test" -test.run '^$' -test.bench "^BenchmarkOpsStamped\$$sub" \
 				-test.benchtime "${n}x" -test.count 1 >>"$out/go.txt" 2>>"$out/go.err"
 			rc=$?
 			[ $rc -eq 0 ] || echo "go stamped benchmarks, round $r: exit status $rc" | tee -a "$out/errors.txt" >&2
 			;;
 		go-noyield)
-			for bre in '^(BenchmarkOps|BenchmarkPostUnsignaled)$' '^BenchmarkOpsStamped$'; do
-				timeout -k 5 300 "${pingo[@]}" env RPMA_BENCH_WARMUP="$w" RPMA_BENCH_YIELD=0 "$bin/conn.test" -test.run '^$' -test.bench "$bre" \
+			for bre in "$nyre" "^BenchmarkOpsStamped\$$sub"; do
+				timeout -k 5 "$st" "${pingo[@]}" env RPMA_BENCH_WARMUP="$w" RPMA_BENCH_YIELD=0 "$bin/conn.test" -test.run '^$' -test.bench "$bre" \
 					-test.benchtime "${n}x" -test.count 1 >>"$out/go-noyield.txt" 2>>"$out/go.err"
 				rc=$?
 				[ $rc -eq 0 ] || echo "go benchmarks without the yield ($bre), round $r: exit status $rc" | tee -a "$out/errors.txt" >&2
 			done
 			;;
 		c)
-			timeout -k 5 300 "${pin[@]}" "$bin/rpma_lat" -n "$n" -w "$w" -t 290 -p $((7300 + r)) "$ip" >>"$out/c.txt" 2>>"$out/c.err"
-			rc=$?
-			[ $rc -eq 0 ] || echo "rpma_lat, round $r: exit status $rc" | tee -a "$out/errors.txt" >&2
+			for op in ${only:-all}; do
+				local oarg=(-o "$op")
+				[ "$op" != all ] || oarg=()
+				timeout -k 5 "$st" "${pin[@]}" "$bin/rpma_lat" -n "$n" -w "$w" -t $((st - 10)) -p $((7300 + r)) "${oarg[@]}" "$ip" >>"$out/c.txt" 2>>"$out/c.err"
+				rc=$?
+				[ $rc -eq 0 ] || echo "rpma_lat $op, round $r: exit status $rc" | tee -a "$out/errors.txt" >&2
+			done
 			;;
 		esac
 	}
@@ -168,7 +186,7 @@ guest() {
 			[ $ok -eq 1 ] && break
 			echo "perftest $cmd: attempt $attempt failed ($try tries): $(tail -n 1 "$out/perftest-$key.txt")" | tee -a "$out/errors.txt" >&2
 		done
-	done <"$bin/perftest-runs.txt"
+	done < <([ -n "$only" ] || cat "$bin/perftest-runs.txt") # none with BENCH_ONLY
 	mark end
 	return 0
 }

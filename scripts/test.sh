@@ -108,21 +108,6 @@ host() {
 # them again under TCG, where they took 30-37 s of each tier's core
 # package with -race.
 host_only='TestReserveAgainstModel|TestWaitsIndependentDeadlines|TestWaitsIndependentCancellation'
-# beside runs a go test command in the background, its output into the
-# file $1, for the tier's stream to take once done (wait_beside): a second
-# VM that fills the core the tier's other VMs leave idle. It must be
-# called inside the tier's { } so that wait_beside finds it a child.
-beside() {
-	local out=$1
-	shift
-	"$@" >"$out" 2>&1 &
-	beside_pid=$!
-}
-wait_beside() {
-	wait "$beside_pid"
-	cat "$1"
-	rm -f "$1"
-}
 vm() {
 	local kernel=$1 pmem_mode=$2 skip="^($host_only)\$"
 	[ -z "${3:-}" ] || skip+="|$3" # a tier's own skips
@@ -132,12 +117,16 @@ vm() {
 	{
 		# The fault-injection replay: its own build (tag rpma_inject),
 		# without -race (it runs each sequence hundreds of times), in a
-		# VM of its own while the others' test binaries build (about
-		# 50 s, one VM, a core idle when it ran after them).
-		beside "$inject_out" go test -tags rpma_inject -exec "$exec" -count=1 -timeout 10m -json ./internal/inject/
+		# VM of its own beside the others (about 50 s, one VM, a core
+		# idle when it ran after them); its output joins the tier's
+		# once both are done.
+		go test -tags rpma_inject -exec "$exec" -count=1 -timeout 10m -json ./internal/inject/ >"$inject_out" 2>&1 &
+		local inject=$!
 		RPMA_TEST_REQUIRE_PMEM=1 go test -exec "$exec" -race -count=1 -timeout 20m -json -skip "$skip" "${vm_pkgs[@]}"
-		wait_beside "$inject_out"
+		wait "$inject"
+		cat "$inject_out"
 	} 2>&1 | "$summary" -tier "vm-$kernel" -no-skips -tally "$tally"
+	rm -f "$inject_out"
 }
 vm_debian13() ( # a subshell: its exports stay here
 	local inc

@@ -68,13 +68,18 @@ func benchWarmup(tb testing.TB) int {
 	return n
 }
 
+// envBenchSpin=0 turns the spin before a park off (core.Tuning.NoSpin):
+// every wait that finds nothing parks, with its CQ armed all the time.
+const envBenchSpin = "RPMA_BENCH_SPIN"
+
 // benchTuning is the tuning the environment asks the benchmarks' peers
-// for (envBenchYield, envBenchGate, envBenchReap).
+// for (envBenchYield, envBenchGate, envBenchReap, envBenchSpin).
 func benchTuning() core.Tuning {
 	return core.Tuning{
 		NoYield: os.Getenv(envBenchYield) == "0",
 		NoGate:  os.Getenv(envBenchGate) == "0",
 		NoReap:  os.Getenv(envBenchReap) == "0",
+		NoSpin:  os.Getenv(envBenchSpin) == "0",
 	}
 }
 

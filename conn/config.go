@@ -154,6 +154,20 @@ type Config struct {
 	// in both. CQ.FD and CQ.TryWait are unaffected. A value other than
 	// the two is an invalid argument.
 	WaitMode WaitMode
+	// SpinLimit (a Go addition) bounds how long a completion wait that
+	// finds nothing polls the CQ before it parks, in either WaitMode:
+	// the mirror's (CQ.Wait) and the waiting calls' alike. Where the
+	// completion comes within it (a NIC: a few microseconds), the wait
+	// costs no system call and no wake-up. The spin adapts: it doubles
+	// (up to SpinLimit) when it catches its completion, halves when it
+	// finds nothing, down to off, and is tried again after 64 waits that
+	// parked; while it is on, the CQ is armed only just before a wait
+	// parks (CQ.FD and CQ.TryWait keep it armed for good). There is no
+	// spin with one CPU (GOMAXPROCS or the machine), nor on a
+	// SharedCompChannel. 0 means [DefaultSpinLimit], 50 µs; [NoSpin]
+	// turns it off (every wait that finds nothing parks, as
+	// rpma_cq_wait does); otherwise at most [MaxSpinLimit], 1 ms.
+	SpinLimit time.Duration
 	// SRQ makes the connection receive through a shared receive queue
 	// (rpma_conn_cfg_set_srq): its receives are posted with
 	// srq.SRQ.Recv, not Conn.Recv, and complete on the SRQ's receive CQ
@@ -220,6 +234,13 @@ const (
 	// behaviour; a zero field means the default).
 	NoEstablishTimeout = core.NoEstablishTimeout
 
+	// DefaultSpinLimit is a completion wait's spin when SpinLimit is 0.
+	DefaultSpinLimit = core.DefaultSpinLimit
+	// MaxSpinLimit bounds a SpinLimit.
+	MaxSpinLimit = core.MaxSpinLimit
+	// NoSpin, as SpinLimit, turns the spin before a park off.
+	NoSpin = core.NoSpin
+
 	// MaxConnectPrivateData is the most private data ConnReq.Connect
 	// sends from the connecting side (rdma_cm over IB CM, RDMA_PS_TCP).
 	MaxConnectPrivateData = core.MaxConnectPrivateData
@@ -245,6 +266,7 @@ func DefaultConfig() *Config {
 		RetryCount:        p.RetryCount,
 		RNRRetryCount:     p.RNRRetryCount,
 		PeerTimeout:       p.PeerTimeout,
+		SpinLimit:         p.SpinLimit,
 	}
 }
 
@@ -279,6 +301,7 @@ func (c *Config) params() *core.ConnParams {
 		AckTimeout:        c.AckTimeout,
 		EstablishTimeout:  c.EstablishTimeout,
 		WaitMode:          core.WaitMode(c.WaitMode),
+		SpinLimit:         c.SpinLimit,
 		SRQ:               (*core.SRQ)(c.SRQ),
 	}
 }

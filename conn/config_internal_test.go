@@ -98,6 +98,8 @@ func TestConfigZeroValues(t *testing.T) {
 		{"RetryCount NoRetries", &Config{RetryCount: NoRetries}, with(func(p *core.ConnParams) { p.RetryCount = 0 })},
 		{"RNRRetryCount", &Config{RNRRetryCount: 3}, with(func(p *core.ConnParams) { p.RNRRetryCount = 3 })},
 		{"RNRRetryCount NoRetries", &Config{RNRRetryCount: NoRetries}, with(func(p *core.ConnParams) { p.RNRRetryCount = 0 })},
+		{"SpinLimit", &Config{SpinLimit: time.Microsecond}, with(func(p *core.ConnParams) { p.SpinLimit = time.Microsecond })},
+		{"SpinLimit NoSpin", &Config{SpinLimit: NoSpin}, with(func(p *core.ConnParams) { p.SpinLimit = 0 })},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			require.Equal(t, tc.want, resolve(t, tc.cfg))
@@ -109,10 +111,10 @@ func TestConfigZeroValues(t *testing.T) {
 	c := DefaultConfig()
 	c.SQSize, c.RQSize, c.CQSize, c.RCQSize, c.RetryCount = 4, 2, 32, 8, 2
 	require.Equal(t, core.ConnParams{Timeout: time.Second, CQSize: 32, RCQSize: 8, SQSize: 4, RQSize: 2,
-		RetryCount: 2, RNRRetryCount: 7}, resolve(t, c))
+		RetryCount: 2, RNRRetryCount: 7, SpinLimit: DefaultSpinLimit}, resolve(t, c))
 
 	// Every explicit spelling at once: none is mistaken for another.
-	c = &Config{RCQSize: NoQueue, SQSize: NoQueue, RQSize: NoQueue, RetryCount: NoRetries, RNRRetryCount: NoRetries}
+	c = &Config{RCQSize: NoQueue, SQSize: NoQueue, RQSize: NoQueue, RetryCount: NoRetries, RNRRetryCount: NoRetries, SpinLimit: NoSpin}
 	require.Equal(t, core.ConnParams{Timeout: time.Second, CQSize: 10}, resolve(t, c))
 }
 

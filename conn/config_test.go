@@ -24,6 +24,7 @@ func TestDefaultConfig(t *testing.T) {
 		SharedCompChannel: false,
 		RetryCount:        7,
 		RNRRetryCount:     7,
+		SpinLimit:         50 * time.Microsecond,
 	}, conn.DefaultConfig())
 	require.NoError(t, conn.DefaultConfig().Validate())
 	require.NoError(t, (*conn.Config)(nil).Validate(), "nil means the defaults")

@@ -25,7 +25,9 @@ func (q *CQ) core() *core.CQ { return (*core.CQ)(q) }
 // FD mirrors rpma_cq_get_fd: the fd of the CQ's completion channel (the
 // connection's shared channel when conn.Config.SharedCompChannel is set),
 // non-blocking and ready for epoll. It returns -1 when q is nil or its
-// owner is closed.
+// owner is closed. An event loop needs an event for every completion, so
+// from the first FD (or TryWait) on the CQ stays armed for good: Wait's
+// lazy arming while it spins (conn.Config.SpinLimit) ends.
 func (q *CQ) FD() int { return q.core().FD() }
 
 // Size returns the number of entries the CQ actually has: the provider may
@@ -36,7 +38,10 @@ func (q *CQ) Size() int { return q.core().Size() }
 // Wait mirrors rpma_cq_wait: it waits for the CQ's next completion event,
 // acknowledges it and re-arms the CQ (ibv_get_cq_event,
 // ibv_ack_cq_events, ibv_req_notify_cq). Then drain the CQ with GetWC
-// until it returns [rpma.ErrNoCompletion].
+// until it returns [rpma.ErrNoCompletion]. Before it parks, a wait that
+// finds nothing polls the CQ for a while (conn.Config.SpinLimit); while
+// that spin is on, the CQ is armed only just before a wait parks, and
+// events are acknowledged in batches.
 //
 // Completion events are edge notifications, so use Wait in a
 // poll-then-wait loop: completions that arrived before the CQ was re-armed

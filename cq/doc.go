@@ -33,7 +33,11 @@
 //   - it returns nil when at least one completion event has been read
 //     since it began (by it or by another waiter of the same channel: an
 //     event wakes every waiter), or when completions are already waiting
-//     to be polled;
+//     to be polled; while the spin before a park is on
+//     (conn.Config.SpinLimit), an event whose completions were polled
+//     already (caught by a spin) does not end a wait: the wait returns
+//     once a poll finds completions, or completions the caller never
+//     sees (the library's own) came unannounced;
 //   - no arrival is lost: every completion event wakes at least one waiter;
 //   - a nil return with nothing to poll (a spurious wake-up) is allowed:
 //     GetWC then returns rpma.ErrNoCompletion, which is benign;

@@ -165,6 +165,7 @@ func params(c *conn.Config) *core.ConnParams {
 		AckTimeout:        c.AckTimeout,
 		EstablishTimeout:  c.EstablishTimeout,
 		WaitMode:          core.WaitMode(c.WaitMode),
+		SpinLimit:         c.SpinLimit,
 		SRQ:               (*core.SRQ)(c.SRQ),
 	}
 }

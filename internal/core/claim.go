@@ -390,6 +390,33 @@ func (cl *opClaim) tookEvent(ref ibv.CQRef, err error) bool {
 	return true
 }
 
+// readArgs makes a claim's park read events as its CQ says (spin.go); a
+// shared channel's are always acknowledged and re-armed.
+func (cl *opClaim) readArgs() (bool, int) {
+	if cl.q.sc != nil {
+		return true, 1
+	}
+	return cl.q.readArgs()
+}
+
+// prepark makes a claim an armer: before its park sleeps, a CQ left
+// disarmed is armed and polled (spin.go), which may deliver the claim.
+func (cl *opClaim) prepark() bool {
+	q := cl.q
+	if q.sc != nil {
+		return false
+	}
+	if _, err := q.armForPark(); err != nil {
+		cl.werr = err
+		return true
+	}
+	if cl.ready() {
+		cl.werr = nil
+		return true
+	}
+	return false
+}
+
 // quiet makes a claim a quieter: besides an fd's readiness, only a
 // delivery by another goroutine's poll ends its park.
 func (cl *opClaim) quiet() bool { return !cl.ready() }
@@ -479,8 +506,9 @@ func (q *CQ) claimWait(ctx context.Context, w *waiter, cl *opClaim) error {
 		}
 	}
 	defer w.release()
-	// Completions may have come while nobody held the turn.
-	if cl.settle() {
+	// Completions may have come while nobody held the turn; then the
+	// holder of the turn spins (spin.go).
+	if cl.settle() || (q.sc == nil && q.spin.spin(cl.settleFn)) {
 		return nil
 	}
 	res, err := w.park(ctx, false, epoch{}, cl)

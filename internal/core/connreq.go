@@ -125,11 +125,11 @@ func createQueues(op string, p *Peer, id *ibv.CMID, prm *ConnParams, ev *connEve
 		}
 		sharedCh = q.shared.ch
 	}
-	if q.cq, err = newCQ(op, p.ctx, q.dl, prm.CQSize+prm.probeSlots(), sharedCh, prm.WaitMode == WaitThread, ev.ch.fd, ev.termFD); err != nil {
+	if q.cq, err = newCQ(op, p.ctx, q.dl, prm.CQSize+prm.probeSlots(), sharedCh, prm.WaitMode == WaitThread, prm.SpinLimit, ev.ch.fd, ev.termFD); err != nil {
 		return fail(err)
 	}
 	if prm.RCQSize > 0 {
-		if q.rcq, err = newCQ(op, p.ctx, q.dl, prm.RCQSize, sharedCh, prm.WaitMode == WaitThread, ev.ch.fd, ev.termFD); err != nil {
+		if q.rcq, err = newCQ(op, p.ctx, q.dl, prm.RCQSize, sharedCh, prm.WaitMode == WaitThread, prm.SpinLimit, ev.ch.fd, ev.termFD); err != nil {
 			return fail(err)
 		}
 	}

@@ -98,7 +98,7 @@ func TestDefaultConnParams(t *testing.T) {
 	p := DefaultConnParams()
 	require.Equal(t, ConnParams{
 		Timeout: time.Second, CQSize: 10, RCQSize: 0, SQSize: 10, RQSize: 10,
-		SharedCompChannel: false, RetryCount: 7, RNRRetryCount: 7,
+		SharedCompChannel: false, RetryCount: 7, RNRRetryCount: 7, SpinLimit: 50 * time.Microsecond,
 	}, p)
 	got, err := ResolveParams("x", nil)
 	require.NoError(t, err)
@@ -109,6 +109,15 @@ func TestDefaultConnParams(t *testing.T) {
 	got, err = ResolveParams("x", &p)
 	require.NoError(t, err)
 	require.Equal(t, p, got, "the defaults, filled in, stay as they are")
+
+	got, err = ResolveParams("x", &ConnParams{SpinLimit: NoSpin})
+	require.NoError(t, err)
+	require.Zero(t, got.SpinLimit, "NoSpin resolves to no spin")
+	for _, bad := range []time.Duration{-2, MaxSpinLimit + 1} {
+		_, err = ResolveParams("x", &ConnParams{SpinLimit: bad})
+		require.ErrorIs(t, err, rpma.ErrInvalidArgument, bad)
+		require.Contains(t, err.Error(), "SpinLimit")
+	}
 }
 
 func TestCheckPrivateData(t *testing.T) {

@@ -7,6 +7,7 @@ import (
 	"os"
 	"sync/atomic"
 	"syscall"
+	"time"
 	"unsafe"
 
 	"github.com/gorpma/rpma/internal/ibv"
@@ -80,6 +81,23 @@ type CQ struct {
 
 	wres error // the outcome of the parked wait's attempt (try)
 
+	// The spin and lazy arming (spin.go). armed (dl held): a request for
+	// notification is in force, made since the last event read; eager:
+	// armed for good (an event loop asked). The others are the holder of
+	// the turn's: unacked counts the events read and not acknowledged,
+	// evRearm and evAck say how the event read in progress re-arms and
+	// acknowledges (readArgs).
+	armed bool
+	eager atomic.Bool
+	// absorbed (dl held): completions the caller never sees were polled
+	// while the CQ was disarmed (overLocked).
+	absorbed bool
+	spin     spinner
+	unacked  int
+	evRearm  bool
+	evAck    int
+	fillFn   func() bool // fill, made once
+
 	// Claims (claim.go): the open op-context claims, oldest first; sc is
 	// the connection's shared channel, nil when the CQ has its own.
 	claims []*opClaim
@@ -114,9 +132,15 @@ type CQ struct {
 // newCQ creates a CQ of at least cqe entries with its own completion
 // channel, or on shared when it is not nil, under the data lock dl. Its
 // waits also watch the fds in watch (the connection's event channel and
-// its eventfd). With thread, its waits park in WaitThread mode.
-func newCQ(op string, ctx *ibv.Context, dl *dataLock, cqe int, shared *ibv.CompChannel, thread bool, watch ...int) (*CQ, error) {
+// its eventfd). With thread, its waits park in WaitThread mode. Its waits
+// spin for at most spin before they park (spin.go; 0: never), unless the
+// channel is shared.
+func newCQ(op string, ctx *ibv.Context, dl *dataLock, cqe int, shared *ibv.CompChannel, thread bool, spin time.Duration, watch ...int) (*CQ, error) {
 	q := &CQ{dl: dl, ch: shared, shared: shared != nil, noReap: dl.tune.NoReap}
+	if shared == nil && !dl.tune.NoSpin {
+		q.spin = newSpinner(spin)
+	}
+	q.fillFn = q.fill
 	if shared == nil {
 		ch, err := ctx.CreateCompChannel()
 		if err != nil {
@@ -140,6 +164,7 @@ func newCQ(op string, ctx *ibv.Context, dl *dataLock, cqe int, shared *ibv.CompC
 		return nil, provider(op, err)
 	}
 	q.cq = cq
+	q.armed = true
 	q.fd = q.ch.FD()
 	q.size = cq.CQE()
 	q.budget.capacity = int64(q.size)
@@ -197,6 +222,7 @@ func (q *CQ) FD() int {
 	if q == nil || q.closed() {
 		return -1
 	}
+	q.armEager()
 	return q.fd
 }
 
@@ -247,6 +273,7 @@ func (q *CQ) TryWait() error {
 		return errClosed(op, "CQ")
 	}
 	defer q.exit()
+	q.armEager()
 	if !q.w.tryTurn() {
 		// Another goroutine is parked on the channel: whatever is
 		// pending is its to read.
@@ -288,12 +315,17 @@ func (q *CQ) wait(ctx context.Context, op string) error {
 	w := q.w
 	e := w.epochNow()
 	// The fast path: an event already pending, read in one crossing with
-	// nothing allocated; skipped while waits keep sleeping (fastDue).
-	// Only the holder of the turn reads events, so a goroutine parked on
-	// the channel never sleeps through one.
+	// nothing allocated; skipped while waits keep sleeping (fastDue) and
+	// while the spin is on and the CQ is not armed (no event can be
+	// pending then, but one left from before, which a park reads). Only
+	// the holder of the turn reads events, so a goroutine parked on the
+	// channel never sleeps through one. Then completions may wait in the
+	// CQ with their event already read (by a wait that returned before
+	// they were polled) or, disarmed, with none; and then the holder of
+	// the turn spins (spin.go).
 	if w.tryTurn() {
-		if w.fastDue() {
-			done, err := q.tryEvent(op)
+		if w.fastDue() && (!q.spin.on() || q.isArmed()) {
+			done, err := q.tryEvent(op, false)
 			if done && err == nil {
 				w.arrived(0)
 			}
@@ -302,11 +334,12 @@ func (q *CQ) wait(ctx context.Context, op string) error {
 				return err
 			}
 		}
+		over := q.fillIfUnannounced() || q.spin.spin(q.fillFn)
 		w.release()
-	}
-	// Completions may wait in the CQ with their event already read (by a
-	// wait that returned before they were polled).
-	if q.fillIfUnannounced() {
+		if over {
+			return nil
+		}
+	} else if q.fillIfUnannounced() {
 		return nil
 	}
 	res, err := w.wait(ctx, true, e, q)
@@ -345,7 +378,7 @@ func (q *CQ) quiet() bool { return !q.pending() }
 // ended. It reports whether the wait is over, and with what error. The
 // caller holds the turn.
 func (q *CQ) tryOnce(op string) (bool, error) {
-	if done, err := q.tryEvent(op); done {
+	if done, err := q.tryEvent(op, true); done {
 		return true, err
 	}
 	return q.ev.ended(q.fill, q.flushDue)
@@ -357,19 +390,39 @@ func (q *CQ) tryOnce(op string) (bool, error) {
 // every fd that could end the wait, the connection's included, before it
 // sleeps, and runs tryOnce only when one is ready (quieter). The caller
 // holds the turn.
-func (q *CQ) tryEvent(op string) (bool, error) {
+func (q *CQ) tryEvent(op string, parking bool) (bool, error) {
 	if got, err := q.readOwnEvent(op); got {
-		return true, err
+		if err != nil || q.evRearm {
+			return true, err
+		}
+		return q.afterLazyEvent(parking)
 	}
-	return q.pending(), nil
+	return q.overNow(), nil
+}
+
+// afterLazyEvent decides a wait after an event read that left the CQ
+// disarmed (spin.go): the event may be stale (its completion caught by a
+// spin or a poll while the CQ was armed), so the wait ends only on what
+// a poll finds. With nothing, a park that goes on sleeping arms the CQ
+// first (and polls again, in one crossing); the fast path leaves it
+// disarmed, for the spin. The caller holds the turn.
+func (q *CQ) afterLazyEvent(parking bool) (bool, error) {
+	if q.fill() {
+		return true, nil
+	}
+	if !parking {
+		return false, nil
+	}
+	over, err := q.armForPark()
+	return over || err != nil, err
 }
 
 // readOwnEvent reads a pending event of the CQ's own channel,
-// acknowledged and re-armed, and reports whether there was one (or a
-// failure to read it). The caller holds the turn and records the
+// acknowledged and re-armed as readArgs says, and reports whether there
+// was one (or a failure to read it). The caller holds the turn and records the
 // arrival.
 func (q *CQ) readOwnEvent(op string) (bool, error) {
-	ref, err := q.ch.GetCQEventRearm()
+	ref, err := q.ch.GetCQEvent(q.readArgs())
 	if isAgain(err) {
 		return false, nil
 	}
@@ -381,7 +434,7 @@ func (q *CQ) readOwnEvent(op string) (bool, error) {
 // completions, and an event of another CQ is an error. The caller holds
 // the turn and records the arrival.
 func (q *CQ) ownEvent(op string, ref ibv.CQRef, err error) error {
-	q.eventRead()
+	q.ownEventRead(err)
 	switch {
 	case err != nil:
 		return cqEventError(op, err)
@@ -392,9 +445,16 @@ func (q *CQ) ownEvent(op string, ref ibv.CQRef, err error) error {
 }
 
 // tookEvent makes q an eventTaker: a WaitThread park read an event of
-// its channel (waiter.parkThread), which ends the wait as try does.
+// its channel (waiter.parkThread), which ends the wait as try does (or
+// not, a stale event read lazily: afterLazyEvent).
 func (q *CQ) tookEvent(ref ibv.CQRef, err error) bool {
 	q.wres = q.ownEvent("cq_wait", ref, err)
+	if q.wres == nil && !q.evRearm {
+		var over bool
+		if over, q.wres = q.afterLazyEvent(true); !over {
+			return false
+		}
+	}
 	if q.wres == nil {
 		q.w.arrived(0)
 	}
@@ -405,8 +465,7 @@ func (q *CQ) tookEvent(ref ibv.CQRef, err error) bool {
 // matches rpma.ErrNoCompletion (librpma's rpma_cq_wait), re-arming
 // rpma.ErrProvider.
 func cqEventError(op string, err error) error {
-	var se *os.SyscallError
-	if errors.As(err, &se) && se.Syscall == "ibv_req_notify_cq" {
+	if isArmFailure(err) {
 		return provider(op, err)
 	}
 	return rpmaerr.New(op, rpma.CodeNoCompletion, errnoOf(err), "ibv_get_cq_event failed")
@@ -463,6 +522,12 @@ func (q *CQ) take(wc []WC) int {
 	return n
 }
 
+// isArmFailure reports whether err is a failure of ibv_req_notify_cq.
+func isArmFailure(err error) bool {
+	var se *os.SyscallError
+	return errors.As(err, &se) && se.Syscall == "ibv_req_notify_cq"
+}
+
 var errNoWCSlots = rpmaerr.Inval("cq_get_wc", "no room for completions (empty slice)")
 
 // poll polls what the CQ holds into the stash's free room, translating
@@ -496,6 +561,8 @@ func (q *CQ) accept(got int) int {
 	if got == 1 { // a busy poller's usual case: no loop
 		if q.translate(&q.stash[q.n]) {
 			q.n++
+		} else if !q.armed {
+			q.absorbed = true
 		}
 	} else {
 		k := q.n
@@ -506,6 +573,9 @@ func (q *CQ) accept(got int) int {
 				}
 				k++
 			}
+		}
+		if !q.armed && k-q.n < got {
+			q.absorbed = true
 		}
 		q.n = k
 	}
@@ -576,7 +646,27 @@ func (q *CQ) fill() bool {
 		return false
 	}
 	q.pollIntoStash("cq_wait")
+	return q.overLocked()
+}
+
+// overLocked reports whether a completion wait is over (dl held): the
+// stash holds the caller's completions, or completions the caller never
+// sees (absorbed, claimed) came while the CQ was disarmed, which an armed
+// CQ would have announced with an event that ends a wait (spin.go);
+// reporting those clears them.
+func (q *CQ) overLocked() bool {
+	if q.absorbed {
+		q.absorbed = false
+		return true
+	}
 	return q.n > 0
+}
+
+// overNow is overLocked for a caller without the lock.
+func (q *CQ) overNow() bool {
+	q.dl.mu.Lock()
+	defer q.dl.mu.Unlock()
+	return q.overLocked()
 }
 
 // fillIfUnannounced is fill for a wait about to park: it polls only when
@@ -591,20 +681,51 @@ func (q *CQ) fillIfUnannounced() bool {
 	switch {
 	case q.dl.closed:
 		return false
-	case q.n > 0:
+	case q.overLocked():
 		return true
-	case q.drained:
+	case q.drained && q.armed:
 		return false
 	}
 	q.pollIntoStash("cq_wait")
-	return q.n > 0
+	return q.overLocked()
 }
 
-// eventRead records that an event of the CQ was read: it may hold
-// completions no pending event announces (drained).
+// isArmed reports whether a request for notification is in force.
+func (q *CQ) isArmed() bool {
+	q.dl.mu.Lock()
+	defer q.dl.mu.Unlock()
+	return q.armed
+}
+
+// eventRead records that an event of a shared channel's CQ was read: it
+// may hold completions no pending event announces (drained). Its read
+// re-armed it and acknowledged the event.
 func (q *CQ) eventRead() {
 	q.dl.mu.Lock()
 	q.drained = false
+	q.dl.mu.Unlock()
+}
+
+// ownEventRead records the outcome err of an event of the CQ's own
+// channel read by the holder of the turn as readArgs said: the CQ may hold completions no pending
+// event announces (drained), it is armed only if the read re-armed it
+// (an eager CQ is re-armed at once, should an event loop have asked
+// after the read's arguments were chosen), and the events it did not
+// acknowledge are counted. A read that failed (ibv_get_cq_event) read
+// nothing.
+func (q *CQ) ownEventRead(err error) {
+	read := err == nil || isArmFailure(err)
+	if read {
+		q.unacked += 1 - q.evAck
+	}
+	q.dl.mu.Lock()
+	q.drained = false
+	if read {
+		q.armed = q.evRearm && err == nil
+		if !q.armed && q.eager.Load() && !q.dl.closed && q.cq.ReqNotify(false) == nil {
+			q.armed = true
+		}
+	}
 	q.dl.mu.Unlock()
 }
 
@@ -623,11 +744,12 @@ func (q *CQ) drain() {
 	}
 }
 
-// pending reports whether reaped completions wait in the stash.
+// pending reports whether reaped completions wait in the stash, or
+// unannounced ones were absorbed (overLocked), without clearing those.
 func (q *CQ) pending() bool {
 	q.dl.mu.Lock()
 	defer q.dl.mu.Unlock()
-	return q.n > 0
+	return q.n > 0 || q.absorbed
 }
 
 // translate turns a polled completion into the caller's (dl held): it
@@ -783,8 +905,10 @@ func (q *CQ) close() error {
 	}
 	q.lock()
 	defer q.unlock()
-	// The channel only once its CQ is gone; a failed step leaves the
-	// rest to a retried close.
+	// Every event read must be acknowledged first (spin.go). The channel
+	// only once its CQ is gone; a failed step leaves the rest to a
+	// retried close.
+	q.ackAll()
 	if err := q.cq.Destroy(); err != nil {
 		q.closeFailed()
 		return provider("cq_delete", err)

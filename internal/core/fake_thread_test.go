@@ -38,6 +38,15 @@ func TestFakeThreadWaits(t *testing.T) {
 		{"Disconnect", TestFakeDisconnect},
 		{"WriteReadFlush", TestFakeWriteReadFlush},
 		{"SendRecv", TestFakeSendRecv},
+		{"SpinCatchesWithoutEvents", TestFakeSpinCatchesWithoutEvents},
+		{"LazyParkArms", TestFakeLazyParkArms},
+		{"SpinCatchesForWaitingCalls", TestFakeSpinCatchesForWaitingCalls},
+		{"FDArmsForGood", TestFakeFDArmsForGood},
+		{"EventsAckedInBatchesAndBeforeDestroy", TestFakeEventsAckedInBatchesAndBeforeDestroy},
+		{"LazyArmFailure", TestFakeLazyArmFailure},
+		{"StaleEventDoesNotEndAWait", TestFakeStaleEventDoesNotEndAWait},
+		{"AbsorbedCompletionEndsAWait", TestFakeAbsorbedCompletionEndsAWait},
+		{"AbsorbedAtArmingEndsAWait", TestFakeAbsorbedAtArmingEndsAWait},
 	} {
 		t.Run(tc.name, tc.test)
 	}

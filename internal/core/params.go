@@ -29,6 +29,7 @@ type ConnParams struct {
 	AckTimeout        time.Duration
 	EstablishTimeout  time.Duration
 	WaitMode          WaitMode
+	SpinLimit         time.Duration
 	SRQ               *SRQ
 }
 
@@ -55,6 +56,9 @@ const (
 	// NoEstablishTimeout, as EstablishTimeout, leaves an accepted
 	// connection unbounded until it is established (librpma's behaviour).
 	NoEstablishTimeout time.Duration = -1
+	// NoSpin, as SpinLimit, turns the spin before a park off: every wait
+	// that finds nothing parks, with the CQ armed all the time.
+	NoSpin time.Duration = -1
 )
 
 // librpma's defaults (src/conn_cfg.c) and the limits of this module.
@@ -87,6 +91,16 @@ const (
 	MinAckTimeout = ackTimeoutUnit << 1
 	MaxAckTimeout = ackTimeoutUnit << 31
 
+	// DefaultSpinLimit is the longest a completion wait spins before it
+	// parks by default (spin.go): 50 µs, ten times or more an RDMA
+	// write's round trip on a NIC, where a spin that catches its
+	// completion saves the park's system calls and wake-up (several µs
+	// each); a spin that keeps missing halves itself to off.
+	DefaultSpinLimit = 50 * time.Microsecond
+	// MaxSpinLimit bounds a SpinLimit: a spin is CPU time nobody else
+	// gets.
+	MaxSpinLimit = time.Millisecond
+
 	// MaxConnectPrivateData is what rdma_cm (RDMA_PS_TCP over IB CM) carries
 	// in a connect request: 92 bytes less its 36-byte header.
 	MaxConnectPrivateData = 56
@@ -104,6 +118,7 @@ func DefaultConnParams() ConnParams {
 		RQSize:        DefaultRQSize,
 		RetryCount:    DefaultRetryCount,
 		RNRRetryCount: DefaultRNRRetryCount,
+		SpinLimit:     DefaultSpinLimit,
 	}
 }
 
@@ -139,6 +154,12 @@ func (p ConnParams) withDefaults() ConnParams {
 	p.RetryCount = countOr(p.RetryCount, d.RetryCount)
 	p.RNRRetryCount = countOr(p.RNRRetryCount, d.RNRRetryCount)
 	// PeerTimeout and AckTimeout: 0 (off, rdma_cm's) is their default.
+	switch p.SpinLimit {
+	case 0:
+		p.SpinLimit = d.SpinLimit
+	case NoSpin:
+		p.SpinLimit = 0 // resolved: 0 is no spin
+	}
 	return p
 }
 
@@ -195,6 +216,8 @@ func (p *ConnParams) validate(op string) error {
 		return rpmaerr.Inval(op, "AckTimeout %v out of range [%v, %v] (0: rdma_cm's)", p.AckTimeout, MinAckTimeout, MaxAckTimeout)
 	case p.WaitMode != WaitPoller && p.WaitMode != WaitThread:
 		return rpmaerr.Inval(op, "WaitMode %d is neither WaitPoller (0, the default) nor WaitThread (1)", p.WaitMode)
+	case p.SpinLimit < 0 || p.SpinLimit > MaxSpinLimit:
+		return rpmaerr.Inval(op, "SpinLimit %v out of range (0, %v] (0: the default, %v; NoSpin: no spin)", p.SpinLimit, MaxSpinLimit, DefaultSpinLimit)
 	}
 	return nil
 }

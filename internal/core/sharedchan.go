@@ -217,6 +217,10 @@ func (s *sharedChannel) event(op string, ref ibv.CQRef, err error) (*CQ, error) 
 	return q, nil
 }
 
+// readArgs makes s's parks read events acknowledged and re-armed: a shared
+// channel's CQs are never lazy (spin.go).
+func (s *sharedChannel) readArgs() (bool, int) { return true, 1 }
+
 // tookEvent makes s an eventTaker, as CQ.tookEvent.
 func (s *sharedChannel) tookEvent(ref ibv.CQRef, err error) bool {
 	q, err := s.event("conn_wait", ref, err)

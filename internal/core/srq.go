@@ -99,7 +99,7 @@ func newSRQ(op string, p *Peer, rqSize, rcqSize int) (*SRQ, error) {
 	s.dl.tune, s.dl.period = p.tune, yieldCounts.Load()
 	var budget *cqBudget
 	if rcqSize > 0 {
-		if s.rcq, err = newCQ(op, p.ctx, &s.dl, rcqSize, nil, false); err != nil {
+		if s.rcq, err = newCQ(op, p.ctx, &s.dl, rcqSize, nil, false, DefaultSpinLimit); err != nil {
 			srq.Destroy()
 			return nil, err
 		}

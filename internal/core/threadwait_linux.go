@@ -44,11 +44,13 @@ type threadWait struct {
 	connSeen  bool // a connection fd was ready during a park that ended otherwise: the next park looks
 	one, buf  [8]byte
 
-	// The last wait's outcome (ibv.CompChannel.WaitCQEventRearm): which
+	// The last wait's outcome (ibv.CompChannel.WaitCQEvent): which
 	// fds were ready, the event read (got: ref, and its read's error
 	// evErr), epoll_wait's failure (err); read tells it whether to read
-	// the event.
+	// the event, rearm and ack how (eventTaker.readArgs).
 	read  bool
+	rearm bool
+	ack   int
 	ready ibv.WaitReady
 	ref   ibv.CQRef
 	got   bool
@@ -121,7 +123,7 @@ func (w *waiter) startThreadWaits(ch *ibv.CompChannel, connFDs ...int) error {
 		}
 	}
 	tw.holdFn = func(uintptr) {
-		tw.ready, tw.ref, tw.got, tw.err = tw.ch.WaitCQEventRearm(tw.epfd, tw.efd, tw.read)
+		tw.ready, tw.ref, tw.got, tw.err = tw.ch.WaitCQEvent(tw.epfd, tw.efd, tw.read, tw.rearm, tw.ack)
 		if tw.got {
 			tw.evErr, tw.err = tw.err, nil
 		}
@@ -139,11 +141,12 @@ func (w *waiter) startThreadWaits(ch *ibv.CompChannel, connFDs ...int) error {
 // ends the wait as try would have after reading it.
 type eventTaker interface {
 	tookEvent(ref ibv.CQRef, err error) bool
+	readArgs() (rearm bool, ack int)
 }
 
 // parkThread is park in WaitThread mode: each round is one crossing that
 // blocks in epoll_wait and reads the channel's event when it is ready
-// (ibv.CompChannel.WaitCQEventRearm). Its first look runs the attempt
+// (ibv.CompChannel.WaitCQEvent). Its first look runs the attempt
 // only when something other than an fd could end the wait (quieter) or a
 // connection fd was ready before (connSeen); the channel's readiness is
 // level-triggered, so an event that came before the park ends
@@ -172,6 +175,9 @@ func (w *waiter) parkThread(ctx context.Context, broadcast bool, e epoch, t trye
 		}
 		slept = true
 		tw.sleeps.Add(1)
+		if taker != nil {
+			tw.rearm, tw.ack = taker.readArgs()
+		}
 		if cerr := tw.eprc.Control(tw.waitFn); cerr != nil {
 			err = cerr
 			break
@@ -192,8 +198,10 @@ func (w *waiter) parkThread(ctx context.Context, broadcast bool, e epoch, t trye
 		}
 		if tw.got {
 			tw.took.Add(1)
-			ok = taker.tookEvent(tw.ref, tw.evErr)
-			break
+			if ok = taker.tookEvent(tw.ref, tw.evErr); ok {
+				break
+			}
+			continue // a stale event: the taker armed the CQ again
 		}
 		// Ready without an event read: a connection fd, or an event
 		// another reader took. The attempt looks.

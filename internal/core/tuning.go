@@ -2,9 +2,9 @@ package core
 
 import "time"
 
-// The data path's tuning: the thresholds of its five adaptive heuristics,
+// The data path's tuning: the thresholds of its six adaptive heuristics,
 // each with the reason and the figure that chose it, and the switches that
-// turn four of them, and submission combining, off for benchmarks and
+// turn five of them, and submission combining, off for benchmarks and
 // tests (Tuning). All were chosen on Soft-RoCE under qemu's TCG; where a
 // figure would differ on a NIC, the heuristic backs off by itself
 // (reaping, the fast path) or costs nothing there (the gate, the yield).
@@ -83,6 +83,25 @@ const sleepsMax = 4
 // periodic yield (yield.go) after posting: p99 1.22 times p50 with it,
 // 1.05 without.
 
+// The spin before a park (spin.go): its budget, at most the connection's
+// SpinLimit (default DefaultSpinLimit, params.go), doubles on a catch and
+// halves on a miss; below spinFloor it is off, and after spinRetry waits
+// that parked it is tried again at the limit. From 50 µs, six misses in
+// a row turn it off (about 100 µs of polling in all); a retry every 64
+// parks then costs under 1 µs of polling per park, where a park costs
+// tens of µs under TCG and several on a NIC. spinMaxPolls bounds a spin
+// by polls too, should the counter misbehave (a goroutine moved to a CPU
+// whose counter is behind). Events read without acknowledgement are
+// acknowledged every ackBatch (ibv_ack_cq_events takes the CQ's mutex and
+// signals its condition variable), and all of them before
+// ibv_destroy_cq, which otherwise waits for ever.
+const (
+	spinFloor    = time.Microsecond
+	spinRetry    = 64
+	spinMaxPolls = 1 << 16
+	ackBatch     = 16
+)
+
 // The quieter's first look (waiter.go, quieter) has no threshold: a
 // park's first callback looks at the stash, without a system call, before
 // it reads the fd.
@@ -99,6 +118,7 @@ type Tuning struct {
 	NoGate             bool // completion channels stay watched (gate.go)
 	EmulateAtomicWrite bool // the emulated atomic write, where the device has the native one
 	NoCombine          bool // the waiting calls post one by one (combine.go)
+	NoSpin             bool // waits never spin, CQs stay armed (spin.go)
 }
 
 // SetTuning sets the tuning of what p creates from now on (call it before

@@ -103,6 +103,14 @@ type quieter interface {
 	quiet() bool
 }
 
+// armer is a tryer whose CQ may have been left disarmed (spin.go):
+// prepark, called before the park sleeps, arms it and reports whether
+// that already ended the wait (what the arming's poll found, or its
+// failure), with result then telling the outcome.
+type armer interface {
+	prepark() bool
+}
+
 // tryFunc is a tryer whose result is in the function's own variables.
 type tryFunc func() bool
 
@@ -266,6 +274,9 @@ func (w *waiter) wait(ctx context.Context, broadcast bool, e epoch, t tryer) (tr
 func (w *waiter) park(ctx context.Context, broadcast bool, e epoch, t tryer) (tryResult, error) {
 	if w.closed.Load() {
 		return tryResult{}, os.ErrClosed
+	}
+	if a, ok := t.(armer); ok && a.prepark() {
+		return t.result(), nil
 	}
 	if w.thread != nil {
 		return w.parkThread(ctx, broadcast, e, t)

@@ -44,8 +44,9 @@ type mwAPI interface{ Dealloc() error }
 
 type compChannelAPI interface {
 	FD() int
+	GetCQEvent(bool, int) (CQRef, error)
 	GetCQEventRearm() (CQRef, error)
-	WaitCQEventRearm(int, int, bool) (WaitReady, CQRef, bool, error)
+	WaitCQEvent(int, int, bool, bool, int) (WaitReady, CQRef, bool, error)
 	Destroy() error
 }
 
@@ -54,6 +55,8 @@ type cqAPI interface {
 	Same(*CQ) bool
 	CQE() int
 	ReqNotify(bool) error
+	ArmPoll(*WCBuf, int, int) (int, error)
+	AckEvents(int)
 	Poll(*WCBuf, int, int) (int, error)
 	ReapInto(*WCBuf, int, int) Reap
 	Resize(int) error

@@ -317,9 +317,10 @@ func (ch *CompChannel) FD() int {
 	return ch.n.fd
 }
 
-// GetCQEventRearm reads the next completion event, acknowledges it and
-// re-arms its CQ; with none pending it returns an error matching EAGAIN.
-func (ch *CompChannel) GetCQEventRearm() (CQRef, error) {
+// GetCQEvent reads the next completion event, acknowledges ack events of
+// its CQ (this one included; 0: none) and, with rearm, re-arms the CQ;
+// with none pending it returns an error matching EAGAIN.
+func (ch *CompChannel) GetCQEvent(rearm bool, ack int) (CQRef, error) {
 	if e := injectHit(siteGetCQEvent); e != 0 {
 		if e == syscall.EAGAIN {
 			return CQRef{}, errCQEventAgain
@@ -335,6 +336,11 @@ func (ch *CompChannel) GetCQEventRearm() (CQRef, error) {
 	ch.evs = ch.evs[1:]
 	ch.n.set(len(ch.evs) > 0)
 	ref := CQRef{h: q.key}
+	q.unacked++
+	q.ackLocked(ack)
+	if !rearm {
+		return ref, nil
+	}
 	if e := injectHit(siteReqNotifyCQRearm); e != 0 {
 		return ref, callError("ibv_req_notify_cq", e)
 	}
@@ -342,10 +348,13 @@ func (ch *CompChannel) GetCQEventRearm() (CQRef, error) {
 	return ref, nil
 }
 
-// WaitCQEventRearm blocks in epoll_wait on epfd until one of its fds is
-// ready and, when the channel is (and cancelFD is not) and read is set,
-// reads its event as GetCQEventRearm does.
-func (ch *CompChannel) WaitCQEventRearm(epfd, cancelFD int, read bool) (WaitReady, CQRef, bool, error) {
+// GetCQEventRearm is GetCQEvent(true, 1).
+func (ch *CompChannel) GetCQEventRearm() (CQRef, error) { return ch.GetCQEvent(true, 1) }
+
+// WaitCQEvent blocks in epoll_wait on epfd until one of its fds is ready
+// and, when the channel is (and cancelFD is not) and read is set, reads
+// its event as GetCQEvent(rearm, ack) does.
+func (ch *CompChannel) WaitCQEvent(epfd, cancelFD int, read, rearm bool, ack int) (WaitReady, CQRef, bool, error) {
 	var evs [4]unix.EpollEvent
 	n, err := unix.EpollWait(epfd, evs[:], -1)
 	for err == unix.EINTR {
@@ -369,7 +378,7 @@ func (ch *CompChannel) WaitCQEventRearm(epfd, cancelFD int, read bool) (WaitRead
 	if !read || ready&ReadyChannel == 0 || ready&ReadyCancel != 0 {
 		return ready, CQRef{}, false, nil
 	}
-	ref, err := ch.GetCQEventRearm()
+	ref, err := ch.GetCQEvent(rearm, ack)
 	if err == errCQEventAgain {
 		return ready, CQRef{}, false, nil
 	}
@@ -410,6 +419,45 @@ type CQ struct {
 	armed    bool
 	overflow bool
 	dead     bool
+	// unacked counts the events read and not acknowledged: rdma-core's
+	// ibv_destroy_cq waits for ever for them, and the fake's Destroy
+	// refuses instead (EBUSY), so that a missed acknowledgement fails a
+	// test rather than hanging it.
+	unacked int
+	// relQP's held completions are delivered at the relLeft-th poll of
+	// q from now (QP.FakeReleaseAfterPolls).
+	relQP   *QP
+	relLeft int
+}
+
+// ackLocked acknowledges n of q's events (fab held).
+func (q *CQ) ackLocked(n int) {
+	if n > 0 {
+		q.unacked = max(q.unacked-n, 0)
+	}
+}
+
+// AckEvents acknowledges n events of q read without acknowledgement.
+func (q *CQ) AckEvents(n int) {
+	fab.Lock()
+	defer fab.Unlock()
+	q.ackLocked(n)
+}
+
+// Unacked reports how many events of q were read and not acknowledged,
+// for tests.
+func (q *CQ) Unacked() int {
+	fab.Lock()
+	defer fab.Unlock()
+	return q.unacked
+}
+
+// Armed reports whether q is armed (an event comes at its next
+// completion), for tests.
+func (q *CQ) Armed() bool {
+	fab.Lock()
+	defer fab.Unlock()
+	return q.armed
 }
 
 // cqRound is rxe's size of a queue of n entries: one slot is kept free in
@@ -499,6 +547,36 @@ func (q *CQ) poll(out []WC) int {
 	return n
 }
 
+// ArmPoll arms q and then polls up to n completions into b from its
+// element from on, as one call. Completions due at this poll
+// (FakeReleaseAfterPolls) come just before the arm: they raise no event.
+func (q *CQ) ArmPoll(b *WCBuf, from, n int) (int, error) {
+	if e := injectHit(siteReqNotifyCQ); e != 0 {
+		return 0, callError("ibv_req_notify_cq", e)
+	}
+	if n <= 0 {
+		return 0, nil
+	}
+	fab.Lock()
+	defer fab.Unlock()
+	q.countPoll()
+	q.arm()
+	if e := injectHit(sitePollCQ); e != 0 {
+		return 0, callError("ibv_poll_cq", 0)
+	}
+	return q.poll(b.wcs[from : from+n]), nil
+}
+
+// countPoll counts a poll for FakeReleaseAfterPolls (fab held).
+func (q *CQ) countPoll() {
+	if qp := q.relQP; qp != nil {
+		if q.relLeft--; q.relLeft <= 0 {
+			q.relQP = nil
+			qp.release(-1)
+		}
+	}
+}
+
 // Poll polls up to n completions into b from its element from on.
 func (q *CQ) Poll(b *WCBuf, from, n int) (int, error) {
 	if n <= 0 {
@@ -509,6 +587,7 @@ func (q *CQ) Poll(b *WCBuf, from, n int) (int, error) {
 	}
 	fab.Lock()
 	defer fab.Unlock()
+	q.countPoll()
 	return q.poll(b.wcs[from : from+n]), nil
 }
 
@@ -601,6 +680,10 @@ func (q *CQ) Destroy() error {
 	}
 	if e := injectHit(siteDestroyCQ); e != 0 {
 		return callError("ibv_destroy_cq", e)
+	}
+	if q.unacked > 0 {
+		// rdma-core waits here for ever for the acknowledgements.
+		return callError("ibv_destroy_cq", syscall.EBUSY)
 	}
 	q.dead = true
 	delete(cqs, q.key)

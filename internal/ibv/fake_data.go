@@ -218,6 +218,15 @@ func (q *QP) FakeRelease() int {
 	return q.release(-1)
 }
 
+// FakeReleaseAfterPolls delivers this QP's held completions at the n-th
+// ibv_poll_cq (Poll or ArmPoll) of its send CQ from now, just before
+// that poll: a completion that comes while a wait polls (a spin).
+func (q *QP) FakeReleaseAfterPolls(n int) {
+	fab.Lock()
+	defer fab.Unlock()
+	q.sendCQ.relQP, q.sendCQ.relLeft = q, n
+}
+
 // release completes the held requests of timing t (-1: all) from the
 // front, in order (fab held).
 func (q *QP) release(t FakeTiming) int {

@@ -43,16 +43,18 @@ static void *rpma_calloc_wc(int n) {
 	return calloc((size_t)n, sizeof(struct rpma_wc));
 }
 
-// rpma_get_cq_event_rearm is one crossing for ibv_get_cq_event, its
-// ibv_ack_cq_events and the ibv_req_notify_cq that re-arms the CQ. It
-// takes the channel as an integer and returns its result by value, so
-// that cgo has no pointer to check: rc 0 with cq set; else the errno, with
-// failed naming the call: 1 ibv_get_cq_event (EAGAIN on a non-blocking
-// channel with no event), 2 ibv_req_notify_cq (the event was read and
-// acknowledged; cq is set).
+// rpma_get_cq_event is one crossing for ibv_get_cq_event, the
+// ibv_ack_cq_events of ack events of its CQ (this one included; 0
+// acknowledges none: the caller acknowledges in batches) and, when rearm
+// is set, the ibv_req_notify_cq that re-arms the CQ. It takes the channel
+// as an integer and returns its result by value, so that cgo has no
+// pointer to check: rc 0 with cq set; else the errno, with failed naming
+// the call: 1 ibv_get_cq_event (EAGAIN on a non-blocking channel with no
+// event), 2 ibv_req_notify_cq (the event was read and acknowledged as
+// asked; cq is set).
 struct rpma_cq_event { uintptr_t cq; int rc; int failed; };
 
-static struct rpma_cq_event rpma_get_cq_event_rearm(uintptr_t chh) {
+static struct rpma_cq_event rpma_get_cq_event(uintptr_t chh, int rearm, unsigned int ack) {
 	struct rpma_cq_event r = { 0, 0, 1 };
 	struct ibv_cq *cq = NULL;
 	void *ctx;
@@ -64,28 +66,28 @@ static struct rpma_cq_event rpma_get_cq_event_rearm(uintptr_t chh) {
 		return r;
 	}
 	r.cq = (uintptr_t)cq;
-	ibv_ack_cq_events(cq, 1);
+	if (ack)
+		ibv_ack_cq_events(cq, ack);
 	r.failed = 2;
-	r.rc = RPMA_INJECT(REQ_NOTIFY_CQ_REARM);
-	if (!r.rc)
+	r.rc = rearm ? RPMA_INJECT(REQ_NOTIFY_CQ_REARM) : 0;
+	if (!r.rc && rearm)
 		r.rc = ibv_req_notify_cq(cq, 0);
 	if (!r.rc)
 		r.failed = 0;
 	return r;
 }
 
-// rpma_wait_cq_event_rearm blocks in epoll_wait on epfd (an instance
-// watching the channel, a cancellation fd and others) and, when the
-// channel is ready and read is set, reads its event as
-// rpma_get_cq_event_rearm does: one crossing for a whole blocked wait
-// (core's WaitThread mode). ready says which fds were ready (1: the
-// channel, 2: cancel_fd, 4: another); the event is not read when
-// cancel_fd is ready. epoll_wait's failure is ev.failed 3 (EINTR is
-// retried). It is not a fault-injection site of its own: the event's
-// read and re-arm are.
+// rpma_wait_cq_event blocks in epoll_wait on epfd (an instance watching
+// the channel, a cancellation fd and others) and, when the channel is
+// ready and read is set, reads its event as rpma_get_cq_event does: one
+// crossing for a whole blocked wait (core's WaitThread mode). ready says
+// which fds were ready (1: the channel, 2: cancel_fd, 4: another); the
+// event is not read when cancel_fd is ready. epoll_wait's failure is
+// ev.failed 3 (EINTR is retried). It is not a fault-injection site of its
+// own: the event's read and re-arm are.
 struct rpma_cq_wait { struct rpma_cq_event ev; int ready; };
 
-static struct rpma_cq_wait rpma_wait_cq_event_rearm(uintptr_t chh, int epfd, int cancel_fd, int read) {
+static struct rpma_cq_wait rpma_wait_cq_event(uintptr_t chh, int epfd, int cancel_fd, int read, int rearm, unsigned int ack) {
 	struct rpma_cq_wait r = { { 0, 0, 0 }, 0 };
 	struct epoll_event evs[4];
 	int n;
@@ -103,7 +105,7 @@ static struct rpma_cq_wait rpma_wait_cq_event_rearm(uintptr_t chh, int epfd, int
 		r.ready |= fd == chfd ? 1 : fd == cancel_fd ? 2 : 4;
 	}
 	if (read && (r.ready & 1) && !(r.ready & 2))
-		r.ev = rpma_get_cq_event_rearm(chh);
+		r.ev = rpma_get_cq_event(chh, rearm, ack);
 	else
 		r.ev.failed = 1, r.ev.rc = EAGAIN; // no event read
 	return r;
@@ -145,6 +147,29 @@ static struct ibv_cq *rpma_create_cq(struct ibv_context *ctx, int cqe,
 static int rpma_req_notify_cq(struct ibv_cq *cq, int solicited_only) {
 	int e = RPMA_INJECT(REQ_NOTIFY_CQ);
 	return e ? e : ibv_req_notify_cq(cq, solicited_only);
+}
+
+// rpma_arm_poll_cq arms cq for its next completion (ibv_req_notify_cq,
+// through rpma_req_notify_cq and its fault-injection site) and then
+// polls up to n of its completions into out, in one crossing: a wait
+// about to park on a CQ it left disarmed (core's lazy arming). Arming
+// first makes the park safe: a completion the poll does not find raises
+// an event. rc is the arm's errno (nothing polled then); got is the
+// poll's count, negative when it failed.
+struct rpma_arm_poll { int got; int rc; };
+
+static struct rpma_arm_poll rpma_arm_poll_cq(uintptr_t cqh, uintptr_t outh, int n) {
+	struct rpma_arm_poll r = { 0, 0 };
+	r.rc = rpma_req_notify_cq((struct ibv_cq *)cqh, 0);
+	if (!r.rc)
+		r.got = rpma_poll_cq(cqh, outh, n);
+	return r;
+}
+
+// rpma_ack_cq_events acknowledges n events of cq (ibv_ack_cq_events,
+// which cannot fail).
+static void rpma_ack_cq_events(uintptr_t cqh, unsigned int n) {
+	ibv_ack_cq_events((struct ibv_cq *)cqh, n);
 }
 
 static int rpma_destroy_cq(struct ibv_cq *cq) {
@@ -233,14 +258,16 @@ func (ch *CompChannel) FD() int {
 	return int(C.rpma_comp_channel_fd(ch.c))
 }
 
-// GetCQEventRearm reads the next completion event (ibv_get_cq_event),
-// acknowledges it (ibv_ack_cq_events) and re-arms its CQ
-// (ibv_req_notify_cq), in one crossing, and returns which CQ it belongs
-// to. On a non-blocking channel with no event it returns an error
-// matching syscall.EAGAIN. A failed re-arm returns the CQ and an error
-// naming ibv_req_notify_cq.
-func (ch *CompChannel) GetCQEventRearm() (CQRef, error) {
-	r := C.rpma_get_cq_event_rearm(C.uintptr_t(uintptr(unsafe.Pointer(ch.c))))
+// GetCQEvent reads the next completion event (ibv_get_cq_event),
+// acknowledges ack events of its CQ, this one included
+// (ibv_ack_cq_events; 0: none, the caller acknowledges them later with
+// CQ.AckEvents, and must before CQ.Destroy), and, when rearm is set,
+// re-arms its CQ (ibv_req_notify_cq), in one crossing, and returns which
+// CQ it belongs to. On a non-blocking channel with no event it returns an
+// error matching syscall.EAGAIN. A failed re-arm returns the CQ and an
+// error naming ibv_req_notify_cq.
+func (ch *CompChannel) GetCQEvent(rearm bool, ack int) (CQRef, error) {
+	r := C.rpma_get_cq_event(C.uintptr_t(uintptr(unsafe.Pointer(ch.c))), C.int(b2i(rearm)), C.uint(ack))
 	if r.rc != 0 {
 		if r.rc == C.EAGAIN && r.failed == 1 {
 			return CQRef{}, errCQEventAgain
@@ -254,15 +281,20 @@ func (ch *CompChannel) GetCQEventRearm() (CQRef, error) {
 	return CQRef{h: uintptr(r.cq)}, nil
 }
 
-// WaitCQEventRearm blocks in epoll_wait on epfd, an epoll instance that
+// GetCQEventRearm is GetCQEvent(true, 1): the event read, acknowledged
+// and its CQ re-armed.
+func (ch *CompChannel) GetCQEventRearm() (CQRef, error) { return ch.GetCQEvent(true, 1) }
+
+// WaitCQEvent blocks in epoll_wait on epfd, an epoll instance that
 // watches the channel, cancelFD and other fds, until one is ready, and
 // when the channel is (and cancelFD is not) reads its event as
-// GetCQEventRearm does, in the same crossing, if read is set. It reports
-// which fds were ready and whether an event was read (got), with the
-// read's error as GetCQEventRearm's; err alone is epoll_wait's failure.
+// GetCQEvent(rearm, ack) does, in the same crossing, if read is set. It
+// reports which fds were ready and whether an event was read (got), with
+// the read's error as GetCQEvent's; err alone is epoll_wait's failure.
 // The caller keeps epfd and cancelFD open meanwhile.
-func (ch *CompChannel) WaitCQEventRearm(epfd, cancelFD int, read bool) (ready WaitReady, ref CQRef, got bool, err error) {
-	r := C.rpma_wait_cq_event_rearm(C.uintptr_t(uintptr(unsafe.Pointer(ch.c))), C.int(epfd), C.int(cancelFD), C.int(b2i(read)))
+func (ch *CompChannel) WaitCQEvent(epfd, cancelFD int, read, rearm bool, ack int) (ready WaitReady, ref CQRef, got bool, err error) {
+	r := C.rpma_wait_cq_event(C.uintptr_t(uintptr(unsafe.Pointer(ch.c))), C.int(epfd), C.int(cancelFD),
+		C.int(b2i(read)), C.int(b2i(rearm)), C.uint(ack))
 	ready, ref = WaitReady(r.ready), CQRef{h: uintptr(r.ev.cq)}
 	switch {
 	case r.ev.failed == 3:
@@ -346,6 +378,31 @@ func (q *CQ) ReqNotify(solicitedOnly bool) error {
 		return callError("ibv_req_notify_cq", syscall.Errno(rc))
 	}
 	return nil
+}
+
+// ArmPoll arms the CQ for its next completion (ibv_req_notify_cq) and
+// then polls up to n completions into b from its element from on, in one
+// crossing, returning how many it got: a completion the poll does not
+// find raises an event. A failed arm polls nothing and returns an error
+// naming ibv_req_notify_cq; a failed poll, one naming ibv_poll_cq (the CQ
+// is armed then).
+func (q *CQ) ArmPoll(b *WCBuf, from, n int) (int, error) {
+	r := C.rpma_arm_poll_cq(q.h, C.uintptr_t(b.addr(from)), C.int(n))
+	switch {
+	case r.rc != 0:
+		return 0, callError("ibv_req_notify_cq", syscall.Errno(r.rc))
+	case r.got < 0:
+		return 0, callError("ibv_poll_cq", 0)
+	}
+	return int(r.got), nil
+}
+
+// AckEvents acknowledges n completion events of the CQ read without
+// acknowledgement (ibv_ack_cq_events); n <= 0 does nothing.
+func (q *CQ) AckEvents(n int) {
+	if n > 0 {
+		C.rpma_ack_cq_events(q.h, C.uint(n))
+	}
 }
 
 // Poll polls up to n completions into b from its element from on, in one

@@ -28,11 +28,14 @@ func (c *Context) CreateCompChannel() (*CompChannel, error) { return nil, ErrNot
 // FD returns -1.
 func (ch *CompChannel) FD() int { return -1 }
 
+// GetCQEvent returns ErrNotSupported in this build.
+func (ch *CompChannel) GetCQEvent(bool, int) (CQRef, error) { return CQRef{}, ErrNotSupported }
+
 // GetCQEventRearm returns ErrNotSupported in this build.
 func (ch *CompChannel) GetCQEventRearm() (CQRef, error) { return CQRef{}, ErrNotSupported }
 
-// WaitCQEventRearm returns ErrNotSupported in this build.
-func (ch *CompChannel) WaitCQEventRearm(int, int, bool) (WaitReady, CQRef, bool, error) {
+// WaitCQEvent returns ErrNotSupported in this build.
+func (ch *CompChannel) WaitCQEvent(int, int, bool, bool, int) (WaitReady, CQRef, bool, error) {
 	return 0, CQRef{}, false, ErrNotSupported
 }
 
@@ -62,6 +65,12 @@ func (q *CQ) ReqNotify(bool) error { return ErrNotSupported }
 
 // Poll returns ErrNotSupported in this build.
 func (q *CQ) Poll(*WCBuf, int, int) (int, error) { return 0, ErrNotSupported }
+
+// ArmPoll returns ErrNotSupported in this build.
+func (q *CQ) ArmPoll(*WCBuf, int, int) (int, error) { return 0, ErrNotSupported }
+
+// AckEvents does nothing in this build.
+func (q *CQ) AckEvents(int) {}
 
 // ReapInto returns the zero Reap in this build.
 func (q *CQ) ReapInto(*WCBuf, int, int) Reap { return Reap{} }

@@ -177,6 +177,16 @@ func seqSRQ(ctx context.Context, e *env, s *scope) error {
 	return q.RCQ().Resize(64)
 }
 
+// replayConfig is the sequences' connection configuration: the default
+// with no spin before a park (conn.NoSpin). The replay fails the k-th
+// call of a site, and a spin polls as often as its time allows: which
+// poll is the k-th would depend on timing.
+func replayConfig() *conn.Config {
+	cfg := conn.DefaultConfig()
+	cfg.SpinLimit = conn.NoSpin
+	return cfg
+}
+
 // connectTo connects to the serving counterpart with cfg, posting the
 // receive for its message on the request, and returns the connection and
 // the region it offered.
@@ -334,7 +344,7 @@ func seqClient(ctx context.Context, e *env, s *scope) error {
 	if err != nil {
 		return err
 	}
-	c, remote, err := connectTo(ctx, e, s, p, conn.DefaultConfig(), local,
+	c, remote, err := connectTo(ctx, e, s, p, replayConfig(), local,
 		func(r *conn.ConnReq) error { return r.Recv(local, 1024, msgSize, 1) })
 	if err != nil {
 		return err
@@ -357,7 +367,7 @@ func seqClientShared(ctx context.Context, e *env, s *scope) error {
 	if err != nil {
 		return err
 	}
-	cfg := conn.DefaultConfig()
+	cfg := replayConfig()
 	cfg.RCQSize = 4
 	cfg.SharedCompChannel = true
 	cfg.AckTimeout = 100 * time.Millisecond
@@ -401,7 +411,7 @@ func seqClientPeerTimeout(ctx context.Context, e *env, s *scope) error {
 	if err != nil {
 		return err
 	}
-	cfg := conn.DefaultConfig()
+	cfg := replayConfig()
 	cfg.PeerTimeout = 400 * time.Millisecond
 	c, remote, err := connectTo(ctx, e, s, p, cfg, local,
 		func(r *conn.ConnReq) error { return r.Recv(local, 1024, msgSize, 1) })
@@ -428,7 +438,7 @@ func seqClientSRQ(ctx context.Context, e *env, s *scope) error {
 	if err != nil {
 		return err
 	}
-	cfg := conn.DefaultConfig()
+	cfg := replayConfig()
 	cfg.SRQ = q
 	c, _, err := connectTo(ctx, e, s, p, cfg, local, func(*conn.ConnReq) error { return nil })
 	if err != nil {

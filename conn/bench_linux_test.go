@@ -69,8 +69,29 @@ func benchWarmup(tb testing.TB) int {
 }
 
 // envBenchSpin=0 turns the spin before a park off (core.Tuning.NoSpin):
-// every wait that finds nothing parks, with its CQ armed all the time.
+// every wait that finds nothing parks, with its CQ armed all the time. A
+// duration (RPMA_BENCH_SPIN=1ms) sets the benchmark connections'
+// conn.Config.SpinLimit instead.
 const envBenchSpin = "RPMA_BENCH_SPIN"
+
+// benchSpinConfig returns cfg with the SpinLimit envBenchSpin gives, if
+// it gives a duration (cfg is copied; nil means the defaults).
+func benchSpinConfig(tb testing.TB, cfg *conn.Config) *conn.Config {
+	v := os.Getenv(envBenchSpin)
+	if v == "" || v == "0" {
+		return cfg
+	}
+	d, err := time.ParseDuration(v)
+	if err != nil {
+		tb.Fatalf("%s=%q: want 0 or a duration", envBenchSpin, v)
+	}
+	c := conn.DefaultConfig()
+	if cfg != nil {
+		*c = *cfg
+	}
+	c.SpinLimit = d
+	return c
+}
 
 // benchTuning is the tuning the environment asks the benchmarks' peers
 // for (envBenchYield, envBenchGate, envBenchReap, envBenchSpin).
@@ -127,6 +148,7 @@ func newBenchPair(tb, owner testing.TB, half int, cfg *conn.Config) *benchEnv {
 // emulateAtomicWrite.
 func newTunedBenchPair(tb, owner testing.TB, half int, cfg *conn.Config, emulateAtomicWrite bool) *benchEnv {
 	tb.Helper()
+	cfg = benchSpinConfig(tb, cfg)
 	ip := rdmatest.IP(tb)
 	dev, err := peer.DeviceForAddress(ip, rpma.IbvContextLocal)
 	require.NoError(tb, err)
@@ -287,14 +309,17 @@ func (b *benchEnv) waitOps() map[string]func(tb testing.TB, i int) {
 
 // waitPending busy-polls the completion of a write, then waits until its
 // completion event is pending on the CQ's fd (poll(2), no crossing), so
-// that the next Wait has an event to read.
+// that the next Wait has an event to read. The fd is asked for before
+// the write: that arms the CQ for good (an event loop's), so that the
+// completion raises its event.
 func (b *benchEnv) waitPending(tb testing.TB, i int) {
 	c := b.client
+	fd := c.CQ().FD()
 	if err := c.Write(b.rdst, 0, b.src, 0, 64, rpma.CompletionAlways, uint64(i)); err != nil {
 		tb.Fatal(err)
 	}
 	b.spin(tb, c.CQ(), 1)
-	rdmatest.AwaitReadable(tb, c.CQ().FD(), 30*time.Second)
+	rdmatest.AwaitReadable(tb, fd, 30*time.Second)
 }
 
 // cgoCalls reads the runtime's count of calls from Go into C.
@@ -427,6 +452,10 @@ func TestIntegrationZeroAllocs(t *testing.T) {
 // Write64WaitThread does the same on a connection in conn.WaitThread mode.
 var benchRows = []string{"Write64", "Read64", "Flush", "WriteThenFlush64", "WriteAndFlush64", "AtomicWrite", "AtomicWriteEmulated", "SendRecv64", "Write64Wait", "Write64WaitThread"}
 
+// benchWaitCQs are the CQs the rows that wait for completion events wait
+// on (benchOps), whose spins BenchmarkOps reports (core.SpinStats).
+var benchWaitCQs map[string]*cq.CQ
+
 // benchOps returns the operation of each row, on one connected pair, plus
 // a second pair for AtomicWriteEmulated.
 // In two-node mode (RPMA_BENCH_SERVER: newOpsEnv) there is no second
@@ -438,11 +467,13 @@ func benchOps(b *testing.B) map[string]func(tb testing.TB, i int) {
 	for name, op := range env.waitOps() {
 		ops[name] = op
 	}
+	benchWaitCQs = map[string]*cq.CQ{"Write64Wait": env.client.CQ()}
 	if os.Getenv(envBenchServer) != "" {
 		return ops
 	}
 	thr := newBenchPair(b, b, 1<<15, &conn.Config{WaitMode: conn.WaitThread})
 	ops["Write64WaitThread"] = thr.waitOps()["Write64Wait"]
+	benchWaitCQs["Write64WaitThread"] = thr.client.CQ()
 	emu := newTunedBenchPair(b, b, 1<<15, nil, true)
 	if emu.client.NativeAtomicWrite() {
 		b.Fatal("the emulated atomic write's connection is native")
@@ -475,11 +506,21 @@ func BenchmarkOps(b *testing.B) {
 			if countSyscalls {
 				threads, calls, clocks = startThreadCounts(true), systemCalls(), clockCalls()
 			}
+			wq := (*core.CQ)(benchWaitCQs[name])
+			var spins, caught uint64
+			if wq != nil {
+				spins, caught, _ = core.SpinStats(wq)
+			}
 			before := cgoCalls()
 			for i := warm; b.Loop(); i++ {
 				op(b, i)
 			}
 			b.ReportMetric(float64(cgoCalls()-before)/float64(b.N), "crossings/op")
+			if wq != nil {
+				s, c, _ := core.SpinStats(wq)
+				b.ReportMetric(float64(s-spins)/float64(b.N), "spins/op")
+				b.ReportMetric(float64(c-caught)/float64(b.N), "caught/op")
+			}
 			if countSyscalls {
 				sleeps, futex := threads.stop()
 				b.ReportMetric(float64(systemCalls()-calls)/float64(b.N), "syscalls/op")

@@ -251,8 +251,9 @@ func TestSpinnerAdapts(t *testing.T) {
 	require.True(t, s.on())
 	yes := func() bool { return true }
 	no := func() bool { return false }
+	require.True(t, s.spin(yes))
 	require.False(t, s.spin(no))
-	require.Equal(t, 4*time.Microsecond, s.budget)
+	require.Equal(t, 4*time.Microsecond, s.budget, "halved after a catch")
 	require.True(t, s.spin(yes))
 	require.Equal(t, 8*time.Microsecond, s.budget, "doubled to the limit")
 	require.True(t, s.spin(yes))
@@ -261,12 +262,29 @@ func TestSpinnerAdapts(t *testing.T) {
 		require.False(t, s.spin(no))
 	}
 	require.Zero(t, s.budget)
-	for i := 1; i < spinRetry; i++ {
-		require.False(t, s.spin(yes), "off: no spin")
+	// off: tried again after spinRetry parks (it caught before), then
+	// after twice as many each time a try catches nothing.
+	retries := []int{spinRetry, spinRetry, 2 * spinRetry, 4 * spinRetry}
+	for k, n := range retries {
+		for i := 1; i < n; i++ {
+			require.False(t, s.spin(yes), "off: no spin")
+		}
+		require.False(t, s.spin(yes))
+		require.True(t, s.on(), "try %d: tried again after %d parks", k, n)
+		require.Equal(t, 8*time.Microsecond, s.budget)
+		if k == 0 {
+			require.True(t, s.spin(yes), "a catch")
+		}
+		for s.on() {
+			require.False(t, s.spin(no))
+		}
 	}
-	require.False(t, s.spin(yes))
-	require.True(t, s.on(), "tried again after %d parks", spinRetry)
-	require.Equal(t, 8*time.Microsecond, s.budget)
+	for s.retry < spinRetryMax {
+		s.budget = s.limit
+		require.False(t, s.spin(no))
+		require.False(t, s.on(), "a probe that caught nothing turns the spin off")
+	}
+	require.Equal(t, spinRetryMax, s.retry, "at most")
 
 	// The spin ends on time: a budget of 1 ms with nothing to catch.
 	s = newSpinner(time.Millisecond)

@@ -13,11 +13,13 @@ import (
 // calls' waits) polls its CQ for a while before it parks: where the
 // completion comes within microseconds (a NIC; rxe in a kernel worker on
 // another CPU) the spin catches it and the wait costs neither the park's
-// system calls nor a wake-up. How long it spins adapts: the budget
-// doubles (to the connection's SpinLimit) when a spin catches its
-// completion and halves when one finds nothing, down to off; a CQ whose
-// spin is off tries it again, at the limit, after spinRetry waits that
-// parked. It is off for good where it cannot pay: with one CPU (the
+// system calls nor a wake-up. How long it spins adapts: a first spin at
+// the connection's SpinLimit is a probe, which turns the spin off if it
+// catches nothing; once a spin caught its completion, the budget doubles
+// (to the limit) on every catch and halves on every miss, down to off. A
+// CQ whose spin is off probes again after spinRetry waits that parked,
+// twice as many after each probe that caught nothing (up to
+// spinRetryMax). It is off for good where it cannot pay: with one CPU (the
 // completion's producer, rxe's kernel worker, needs that CPU; the
 // counted benchmarks, `rxevm -icount`, run one vCPU), on a shared
 // completion channel (Conn.Wait's), and when the SpinLimit is NoSpin.
@@ -46,8 +48,10 @@ import (
 // spinner is a CQ's adaptive spin.
 type spinner struct {
 	limit  time.Duration // 0: off for good
-	budget time.Duration // 0: off until spinRetry parks
+	budget time.Duration // 0: off until retry parks
 	parks  int           // waits that parked with the spin off
+	retry  int           // parks with the spin off before it is tried again
+	hit    bool          // a spin caught its completion since the spin was last on
 
 	spins, caught uint64 // counted for tests and benchmarks
 }
@@ -58,7 +62,7 @@ func newSpinner(limit time.Duration) spinner {
 	if limit <= 0 || runtime.GOMAXPROCS(0) < 2 || runtime.NumCPU() < 2 {
 		return spinner{}
 	}
-	return spinner{limit: limit, budget: limit}
+	return spinner{limit: limit, budget: limit, retry: spinRetry}
 }
 
 // on reports whether the next wait spins (and so whether the CQ is lazy).
@@ -66,11 +70,11 @@ func (s *spinner) on() bool { return s.budget > 0 }
 
 // spin calls done until it reports true, for at most the budget, and
 // reports whether it did; it adapts the budget. With the spin off it
-// counts a park and, after spinRetry of them, turns the spin on again.
+// counts a park and, after retry of them, turns the spin on again.
 func (s *spinner) spin(done func() bool) bool {
 	if s.budget == 0 {
 		if s.limit > 0 {
-			if s.parks++; s.parks >= spinRetry {
+			if s.parks++; s.parks >= s.retry {
 				s.parks, s.budget = 0, s.limit
 			}
 		}
@@ -82,14 +86,22 @@ func (s *spinner) spin(done func() bool) bool {
 		if done() {
 			s.caught++
 			s.budget = min(2*s.budget, s.limit)
+			s.hit, s.retry = true, spinRetry
 			return true
 		}
 		if tsc.Read() >= end {
 			break
 		}
 	}
-	if s.budget /= 2; s.budget < spinFloor {
+	switch {
+	case !s.hit:
+		// Nothing caught since the spin came on: a probe that failed.
 		s.budget = 0
+		s.retry = min(2*s.retry, spinRetryMax)
+	case s.budget/2 < spinFloor:
+		s.budget, s.hit = 0, false
+	default:
+		s.budget /= 2
 	}
 	return false
 }

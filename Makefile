@@ -33,10 +33,11 @@ test: setup
 
 # Go vs C librpma (and perftest), side by side in VMs (doc/performance.md):
 # latency on rxe's loopback and over a two-node wire, many connections,
-# bandwidth and message size, a scheduler trace on 6.12, and many
-# goroutines on one connection (doc/goroutines.md). Every script
+# bandwidth and message size, a scheduler trace on 6.12, many
+# goroutines on one connection (doc/goroutines.md), and the spin before a
+# park. Every script
 # runs even if one before it failed; the target fails if any did.
-BENCH_SCRIPTS := bench bench-2node bench-scale bench-bw bench-sched bench-goroutines
+BENCH_SCRIPTS := bench bench-2node bench-scale bench-bw bench-sched bench-goroutines bench-spin
 bench: setup
 	@status=0; for s in $(BENCH_SCRIPTS); do \
 		echo "=== make bench: scripts/$$s.sh"; \

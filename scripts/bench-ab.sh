@@ -18,6 +18,9 @@
 #   BENCH_WARMUP=500          operations before each timed loop, in Go
 #                            and in rpma_lat (as scripts/bench.sh)
 #   BENCH_VM_TIMEOUT=30m      rxevm's timeout for each VM
+#   BENCH_ONLY="Write64 Write64Wait"  these rows of BenchmarkOps only (and
+#                            rpma_lat -o for each); default: every row and
+#                            BenchmarkPostUnsignaled
 #   BENCH_ICOUNT=1            count instead of time: rxevm -icount, one vCPU,
 #                            ns/op is guest instructions per operation and
 #                            an A/A run gives 1.00 (doc/performance.md,
@@ -32,7 +35,8 @@ set -uo pipefail
 guest() {
 	local out=$1 bin=$2 n=${BENCH_ITERS:-3000} rounds=${BENCH_ROUNDS:-15} w=${BENCH_WARMUP:-500}
 	local ip=${RPMA_TEST_IP:?RPMA_TEST_IP is not set: run in the VM}
-	local r i prog rc
+	local r i prog rc op only=${BENCH_ONLY:-} gore='^(BenchmarkOps|BenchmarkPostUnsignaled)$'
+	[ -z "$only" ] || gore="^BenchmarkOps\$/^(${only// /|})\$"
 	for r in $(seq 1 "$rounds"); do
 		for i in 0 1 2; do
 			case $(((r + i) % 3)) in
@@ -42,12 +46,17 @@ guest() {
 			esac
 			echo "# round $r" >>"$out/$prog.txt"
 			if [ $prog = c ]; then
-				timeout -k 5 300 "$bin/rpma_lat" -n "$n" -w "$w" -t 290 -p $((7300 + r)) "$ip" >>"$out/c.txt" 2>>"$out/c.err"
+				rc=0
+				for op in ${only:-all}; do
+					local oarg=(-o "$op")
+					[ "$op" != all ] || oarg=()
+					timeout -k 5 300 "$bin/rpma_lat" -n "$n" -w "$w" -t 290 -p $((7300 + r)) "${oarg[@]}" "$ip" >>"$out/c.txt" 2>>"$out/c.err" || rc=$?
+				done
 			else
-				timeout -k 5 300 env RPMA_BENCH_WARMUP="$w" "$bin/$prog.test" -test.run '^$' -test.bench '^(BenchmarkOps|BenchmarkPostUnsignaled)$' \
+				timeout -k 5 300 env RPMA_BENCH_WARMUP="$w" "$bin/$prog.test" -test.run '^$' -test.bench "$gore" \
 					-test.benchtime "${n}x" -test.count 1 >>"$out/$prog.txt" 2>>"$out/$prog.err"
+				rc=$?
 			fi
-			rc=$?
 			[ $rc -eq 0 ] || echo "$prog, round $r: exit status $rc" | tee -a "$out/errors.txt" >&2
 		done
 	done

@@ -90,13 +90,18 @@ type CQ struct {
 	armed bool
 	eager atomic.Bool
 	// absorbed (dl held): completions the caller never sees were polled
-	// while the CQ was disarmed (overLocked).
-	absorbed bool
-	spin     spinner
-	unacked  int
-	evRearm  bool
-	evAck    int
-	fillFn   func() bool // fill, made once
+	// while the CQ was disarmed (overLocked). absorbedAny (dl held): such
+	// completions were polled since the last event read, armed or not;
+	// eventAbsorbed, the holder of the turn's, is its value when the last
+	// event was read: that event announced them (afterLazyEvent).
+	absorbed      bool
+	absorbedAny   bool
+	eventAbsorbed bool
+	spin          spinner
+	unacked       int
+	evRearm       bool
+	evAck         int
+	fillFn        func() bool // fill, made once
 
 	// Claims (claim.go): the open op-context claims, oldest first; sc is
 	// the connection's shared channel, nil when the CQ has its own.
@@ -392,7 +397,7 @@ func (q *CQ) tryOnce(op string) (bool, error) {
 // holds the turn.
 func (q *CQ) tryEvent(op string, parking bool) (bool, error) {
 	if got, err := q.readOwnEvent(op); got {
-		if err != nil || q.evRearm {
+		if err != nil || !q.mayBeLazy() {
 			return true, err
 		}
 		return q.afterLazyEvent(parking)
@@ -400,17 +405,29 @@ func (q *CQ) tryEvent(op string, parking bool) (bool, error) {
 	return q.overNow(), nil
 }
 
-// afterLazyEvent decides a wait after an event read that left the CQ
-// disarmed (spin.go): the event may be stale (its completion caught by a
-// spin or a poll while the CQ was armed), so the wait ends only on what
-// a poll finds. With nothing, a park that goes on sleeping arms the CQ
-// first (and polls again, in one crossing); the fast path leaves it
-// disarmed, for the spin. The caller holds the turn.
+// mayBeLazy reports whether the CQ's events may be stale: it has a spin
+// (spin.go), so it may have been left disarmed and re-armed by a park
+// whose arming's poll found its completion, which then raised an event
+// nobody needs; not for an event loop's CQ (eager). Only the holder of
+// the turn calls it.
+func (q *CQ) mayBeLazy() bool { return q.spin.limit > 0 && !q.eager.Load() }
+
+// afterLazyEvent decides a wait after an event read on a CQ that may be
+// lazy (mayBeLazy): the event may be stale (its completion caught by a
+// spin or a poll while the CQ was armed, and returned to the caller), so
+// the wait ends only on what the stash holds or a poll finds, or when
+// completions the caller never sees were polled before the event was
+// read or by that poll (it announced them, as an armed CQ's event always
+// ended a wait: a loop that waits after a full queue and an empty GetWC
+// goes on). With
+// nothing, a park that goes on sleeping arms the CQ first if the read
+// left it disarmed (and polls again, in one crossing); the fast path
+// leaves it as it is, for the spin. The caller holds the turn.
 func (q *CQ) afterLazyEvent(parking bool) (bool, error) {
-	if q.fill() {
+	if q.eventAbsorbed || q.fillIfUnannounced() || q.takeAbsorbedAny() {
 		return true, nil
 	}
-	if !parking {
+	if !parking || q.evRearm {
 		return false, nil
 	}
 	over, err := q.armForPark()
@@ -449,7 +466,7 @@ func (q *CQ) ownEvent(op string, ref ibv.CQRef, err error) error {
 // not, a stale event read lazily: afterLazyEvent).
 func (q *CQ) tookEvent(ref ibv.CQRef, err error) bool {
 	q.wres = q.ownEvent("cq_wait", ref, err)
-	if q.wres == nil && !q.evRearm {
+	if q.wres == nil && q.mayBeLazy() {
 		var over bool
 		if over, q.wres = q.afterLazyEvent(true); !over {
 			return false
@@ -561,8 +578,9 @@ func (q *CQ) accept(got int) int {
 	if got == 1 { // a busy poller's usual case: no loop
 		if q.translate(&q.stash[q.n]) {
 			q.n++
-		} else if !q.armed {
-			q.absorbed = true
+		} else {
+			q.absorbed = q.absorbed || !q.armed
+			q.absorbedAny = true
 		}
 	} else {
 		k := q.n
@@ -574,8 +592,9 @@ func (q *CQ) accept(got int) int {
 				k++
 			}
 		}
-		if !q.armed && k-q.n < got {
-			q.absorbed = true
+		if k-q.n < got {
+			q.absorbed = q.absorbed || !q.armed
+			q.absorbedAny = true
 		}
 		q.n = k
 	}
@@ -690,6 +709,17 @@ func (q *CQ) fillIfUnannounced() bool {
 	return q.overLocked()
 }
 
+// takeAbsorbedAny reports, and clears, whether completions the caller
+// never sees were polled since the last event read (absorbedAny): after
+// a poll that followed an event's read, they are the event's.
+func (q *CQ) takeAbsorbedAny() bool {
+	q.dl.mu.Lock()
+	defer q.dl.mu.Unlock()
+	had := q.absorbedAny
+	q.absorbedAny = false
+	return had
+}
+
 // isArmed reports whether a request for notification is in force.
 func (q *CQ) isArmed() bool {
 	q.dl.mu.Lock()
@@ -720,6 +750,7 @@ func (q *CQ) ownEventRead(err error) {
 	}
 	q.dl.mu.Lock()
 	q.drained = false
+	q.eventAbsorbed, q.absorbedAny = q.absorbedAny, false
 	if read {
 		q.armed = q.evRearm && err == nil
 		if !q.armed && q.eager.Load() && !q.dl.closed && q.cq.ReqNotify(false) == nil {

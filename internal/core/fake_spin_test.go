@@ -397,3 +397,58 @@ func TestFakeAbsorbedAtArmingEndsAWait(t *testing.T) {
 	require.NoError(t, shortWait(q), "the completion polled at the arming ended the wait")
 	require.NoError(t, client.Write(remote, 0, src, 0, 8, rpma.CompletionOnError, 0), "room again")
 }
+
+// A completion the caller never sees, polled (by GetWC) while the CQ was
+// armed, raised an event: a wait that reads it lazily ends, as an armed
+// CQ's event always ended a wait, instead of taking it for stale.
+func TestFakeAbsorbedWhileArmedEndsAWait(t *testing.T) {
+	needTwoCPUs(t)
+	p := fakePeer(t)
+	client, _ := fakePair(t, p, nil)
+	src, _, remote := fakeRegions(t, p, 64)
+	q := lazySteady(t, client, src, remote)
+	client.q.qp.SetFakeTiming(ibv.FakeLater)
+	for i := 0; ; i++ {
+		require.Less(t, i, 100, "the send queue filled")
+		if err := client.Write(remote, 0, src, 0, 8, rpma.CompletionOnError, 0); err != nil {
+			require.ErrorIs(t, err, rpma.ErrQueueFull)
+			break
+		}
+	}
+	// Armed, as a park that found its completion at its arming leaves
+	// it; the library's completion then raises an event.
+	_, err := q.armForPark()
+	require.NoError(t, err)
+	client.q.qp.FakeRelease()
+	require.True(t, channelReadable(t, q))
+	var wc [4]WC
+	_, err = q.GetWC(wc[:])
+	require.ErrorIs(t, err, rpma.ErrNoCompletion, "the library's completion is not the caller's")
+	require.NoError(t, shortWait(q), "its event ended the wait")
+	require.NoError(t, client.Write(remote, 0, src, 0, 8, rpma.CompletionOnError, 0), "room again")
+}
+
+// An event read first, whose completion (the library's own) the wait's
+// poll after it then absorbs, ends the wait: the event was for it.
+func TestFakeAbsorbedAfterEventEndsAWait(t *testing.T) {
+	needTwoCPUs(t)
+	p := fakePeer(t)
+	client, _ := fakePair(t, p, nil)
+	src, _, remote := fakeRegions(t, p, 64)
+	q := lazySteady(t, client, src, remote)
+	q.spin.budget, q.spin.retry = 0, spinRetryMax // the spin off, as after a failed probe
+	client.q.qp.SetFakeTiming(ibv.FakeLater)
+	for i := 0; ; i++ {
+		require.Less(t, i, 100, "the send queue filled")
+		if err := client.Write(remote, 0, src, 0, 8, rpma.CompletionOnError, 0); err != nil {
+			require.ErrorIs(t, err, rpma.ErrQueueFull)
+			break
+		}
+	}
+	_, err := q.armForPark()
+	require.NoError(t, err)
+	client.q.qp.FakeRelease()
+	require.True(t, channelReadable(t, q))
+	require.NoError(t, shortWait(q), "the event and the completion it announced ended the wait")
+	require.NoError(t, client.Write(remote, 0, src, 0, 8, rpma.CompletionOnError, 0), "room again")
+}

@@ -47,6 +47,8 @@ func TestFakeThreadWaits(t *testing.T) {
 		{"StaleEventDoesNotEndAWait", TestFakeStaleEventDoesNotEndAWait},
 		{"AbsorbedCompletionEndsAWait", TestFakeAbsorbedCompletionEndsAWait},
 		{"AbsorbedAtArmingEndsAWait", TestFakeAbsorbedAtArmingEndsAWait},
+		{"AbsorbedWhileArmedEndsAWait", TestFakeAbsorbedWhileArmedEndsAWait},
+		{"AbsorbedAfterEventEndsAWait", TestFakeAbsorbedAfterEventEndsAWait},
 	} {
 		t.Run(tc.name, tc.test)
 	}

@@ -14,18 +14,6 @@ import (
 	"github.com/gorpma/rpma/rpma"
 )
 
-// fakeInjectSite returns the index of the fault-injection site name.
-func fakeInjectSite(t *testing.T, name string) int {
-	t.Helper()
-	for i, st := range ibv.InjectSites() {
-		if st.Name == name {
-			return i
-		}
-	}
-	t.Fatalf("no injection site %s", name)
-	return -1
-}
-
 // The liveness probe and a grant's bind take their slots through the post
 // protocol (post.go), as the data path does, and the send queue's and the
 // CQ's accounting sees them as it sees any post: the probe holds its own
@@ -120,7 +108,7 @@ func TestFakePostProtocol(t *testing.T) {
 	require.NoError(t, client.Write(remote, 0, src, 0, 8, rpma.CompletionOnError, 7))
 	ibv.InjectReset()
 	defer ibv.InjectReset()
-	ibv.InjectArm(fakeInjectSite(t, "POST_SEND"), 1, syscall.EIO)
+	ibv.InjectArm(injectSite(t, "POST_SEND"), 1, syscall.EIO)
 	before = snap()
 	require.Equal(t, 1, before.unsignaled)
 	err = probe()
@@ -129,14 +117,14 @@ func TestFakePostProtocol(t *testing.T) {
 	require.ErrorAs(t, err, &perr, "a probe the provider refuses loses the connection")
 	require.Equal(t, before, snap(), "a refused probe takes nothing")
 	ibv.InjectReset() // InjectArm counts from the last reset
-	ibv.InjectArm(fakeInjectSite(t, "POST_SEND"), 1, syscall.ENOMEM)
+	ibv.InjectArm(injectSite(t, "POST_SEND"), 1, syscall.ENOMEM)
 	require.NoError(t, probe(), "a probe refused for room is tried again at the next tick")
 	require.True(t, ibv.InjectFired())
 	require.Equal(t, before, snap(), "a probe refused for room takes nothing")
 	require.Equal(t, uint64(1), client.Stats().Probes)
 
 	ibv.InjectReset()
-	ibv.InjectArm(fakeInjectSite(t, "POST_SEND_BIND_MW"), 1, syscall.EIO)
+	ibv.InjectArm(injectSite(t, "POST_SEND_BIND_MW"), 1, syscall.EIO)
 	_, err = client.Grant(ctx, base, 0, 64, UsageWriteDst)
 	require.True(t, ibv.InjectFired())
 	require.ErrorIs(t, err, rpma.ErrProvider)

@@ -25,6 +25,32 @@ func needTwoCPUs(t *testing.T) {
 	}
 }
 
+// spinPair is a connected pair for the spin's tests (which need two
+// CPUs) with a source region and the remote one on the client's side.
+func spinPair(t *testing.T) (*Conn, *MR, *RemoteMR) {
+	t.Helper()
+	needTwoCPUs(t)
+	p := fakePeer(t)
+	client, _ := fakePair(t, p, nil)
+	src, _, remote := fakeRegions(t, p, 64)
+	return client, src, remote
+}
+
+// fillSendQueue posts unsignaled writes on c, their completions held
+// (FakeLater), until the send queue is full: the library's own signaled
+// one among them (every SQSize/2-th) is the caller's to free it.
+func fillSendQueue(t *testing.T, c *Conn, src *MR, remote *RemoteMR) {
+	t.Helper()
+	c.q.qp.SetFakeTiming(ibv.FakeLater)
+	for i := 0; ; i++ {
+		require.Less(t, i, 100, "the send queue filled")
+		if err := c.Write(remote, 0, src, 0, 8, rpma.CompletionOnError, 0); err != nil {
+			require.ErrorIs(t, err, rpma.ErrQueueFull)
+			return
+		}
+	}
+}
+
 // spinRound posts a write whose completion comes at the n-th poll of the
 // client's CQ from now, and waits for it with CQ.Wait and GetWC.
 func spinRound(t *testing.T, c *Conn, src *MR, remote *RemoteMR, n int, opCtx uint64) {
@@ -51,10 +77,7 @@ func channelReadable(t *testing.T, q *CQ) bool {
 // event read, none pending and the CQ left disarmed: no system call
 // beyond the polls (on rxe and a NIC a poll is none).
 func TestFakeSpinCatchesWithoutEvents(t *testing.T) {
-	needTwoCPUs(t)
-	p := fakePeer(t)
-	client, _ := fakePair(t, p, nil)
-	src, _, remote := fakeRegions(t, p, 64)
+	client, src, remote := spinPair(t)
 	q := client.CQ()
 	// The CQ is created armed: the first catch leaves an event, which a
 	// later wait reads (without re-arming: the spin is on).
@@ -78,15 +101,8 @@ func TestFakeSpinCatchesWithoutEvents(t *testing.T) {
 // A wait whose spin finds nothing arms the CQ before it parks, so the
 // completion that comes later raises the park's event and ends it.
 func TestFakeLazyParkArms(t *testing.T) {
-	needTwoCPUs(t)
-	p := fakePeer(t)
-	client, _ := fakePair(t, p, nil)
-	src, _, remote := fakeRegions(t, p, 64)
-	q := client.CQ()
-	for i := uint64(1); i <= 3; i++ {
-		spinRound(t, client, src, remote, 3, i)
-	}
-	require.False(t, q.cq.Armed(), "lazy: disarmed after the spins' catches")
+	client, src, remote := spinPair(t)
+	q := lazySteady(t, client, src, remote)
 	for i := uint64(10); i < 14; i++ {
 		client.q.qp.SetFakeTiming(ibv.FakeLater)
 		require.NoError(t, client.Write(remote, 0, src, 0, 8, rpma.CompletionAlways, i))
@@ -116,10 +132,7 @@ func TestFakeLazyParkArms(t *testing.T) {
 // The waiting calls spin too: WriteWait's completion, coming while it
 // spins, is caught with no event read.
 func TestFakeSpinCatchesForWaitingCalls(t *testing.T) {
-	needTwoCPUs(t)
-	p := fakePeer(t)
-	client, _ := fakePair(t, p, nil)
-	src, _, remote := fakeRegions(t, p, 64)
+	client, src, remote := spinPair(t)
 	q := client.CQ()
 	ctx := fakeCtx(t)
 	client.q.qp.SetFakeTiming(ibv.FakeLater)
@@ -152,15 +165,8 @@ func TestFakeSpinCatchesForWaitingCalls(t *testing.T) {
 // An event loop's CQ.FD arms the CQ for good: every completion raises an
 // event, and TryWait re-arms.
 func TestFakeFDArmsForGood(t *testing.T) {
-	needTwoCPUs(t)
-	p := fakePeer(t)
-	client, _ := fakePair(t, p, nil)
-	src, _, remote := fakeRegions(t, p, 64)
-	q := client.CQ()
-	for i := uint64(1); i <= 3; i++ {
-		spinRound(t, client, src, remote, 3, i)
-	}
-	require.False(t, q.cq.Armed(), "lazy before FD")
+	client, src, remote := spinPair(t)
+	q := lazySteady(t, client, src, remote)
 	require.False(t, channelReadable(t, q))
 	require.GreaterOrEqual(t, q.FD(), 0)
 	require.True(t, q.cq.Armed(), "FD armed the CQ")
@@ -212,22 +218,9 @@ func TestFakeEventsAckedInBatchesAndBeforeDestroy(t *testing.T) {
 // Arming before a park can fail: the wait returns the provider's error,
 // naming ibv_req_notify_cq, and the next wait arms again.
 func TestFakeLazyArmFailure(t *testing.T) {
-	needTwoCPUs(t)
-	p := fakePeer(t)
-	client, _ := fakePair(t, p, nil)
-	src, _, remote := fakeRegions(t, p, 64)
-	q := client.CQ()
-	for i := uint64(1); i <= 3; i++ {
-		spinRound(t, client, src, remote, 3, i)
-	}
-	require.False(t, q.cq.Armed())
-	site := -1
-	for i, s := range ibv.InjectSites() {
-		if s.Name == "REQ_NOTIFY_CQ" {
-			site = i
-		}
-	}
-	require.NotEqual(t, -1, site)
+	client, src, remote := spinPair(t)
+	q := lazySteady(t, client, src, remote)
+	site := injectSite(t, "REQ_NOTIFY_CQ")
 	ibv.InjectReset()
 	ibv.InjectArm(site, 1, 12) // ENOMEM
 	defer ibv.InjectReset()
@@ -322,10 +315,7 @@ func shortWait(q *CQ) error {
 // polled while the CQ was armed): it does not end a wait with nothing
 // to poll, which goes on armed and ends at its deadline.
 func TestFakeStaleEventDoesNotEndAWait(t *testing.T) {
-	needTwoCPUs(t)
-	p := fakePeer(t)
-	client, _ := fakePair(t, p, nil)
-	src, _, remote := fakeRegions(t, p, 64)
+	client, src, remote := spinPair(t)
 	q := lazySteady(t, client, src, remote)
 	// Armed (as a park that found its completion at its arming leaves
 	// it), then a completion that a post reaps: its event is stale.
@@ -345,21 +335,9 @@ func TestFakeStaleEventDoesNotEndAWait(t *testing.T) {
 // CQ is disarmed end the next wait, as their event would on an armed CQ:
 // a loop that waits after a full queue and an empty GetWC goes on.
 func TestFakeAbsorbedCompletionEndsAWait(t *testing.T) {
-	needTwoCPUs(t)
-	p := fakePeer(t)
-	client, _ := fakePair(t, p, nil) // SQSize 10: every 5th unsignaled write is signaled
-	src, _, remote := fakeRegions(t, p, 64)
+	client, src, remote := spinPair(t) // SQSize 10: every 5th unsignaled write is signaled
 	q := lazySteady(t, client, src, remote)
-	client.q.qp.SetFakeTiming(ibv.FakeLater)
-	posted := 0
-	for ; posted < 100; posted++ {
-		err := client.Write(remote, 0, src, 0, 8, rpma.CompletionOnError, 0)
-		if err != nil {
-			require.ErrorIs(t, err, rpma.ErrQueueFull)
-			break
-		}
-	}
-	require.Less(t, posted, 100, "the send queue filled")
+	fillSendQueue(t, client, src, remote)
 	require.False(t, q.cq.Armed())
 	client.q.qp.FakeRelease()
 	var wc [4]WC
@@ -375,20 +353,10 @@ func TestFakeAbsorbedCompletionEndsAWait(t *testing.T) {
 // polls may have come before the arm, with no event: it ends the wait
 // instead of leaving the park to sleep through it.
 func TestFakeAbsorbedAtArmingEndsAWait(t *testing.T) {
-	needTwoCPUs(t)
-	p := fakePeer(t)
-	client, _ := fakePair(t, p, nil)
-	src, _, remote := fakeRegions(t, p, 64)
+	client, src, remote := spinPair(t)
 	q := lazySteady(t, client, src, remote)
 	q.spin.budget = 0 // no spin polls: the polls below are counted
-	client.q.qp.SetFakeTiming(ibv.FakeLater)
-	for i := 0; ; i++ {
-		require.Less(t, i, 100, "the send queue filled")
-		if err := client.Write(remote, 0, src, 0, 8, rpma.CompletionOnError, 0); err != nil {
-			require.ErrorIs(t, err, rpma.ErrQueueFull)
-			break
-		}
-	}
+	fillSendQueue(t, client, src, remote)
 	// The polls: GetWC's, the wait's before parking, the arming's.
 	client.q.qp.FakeReleaseAfterPolls(3)
 	var wc [4]WC
@@ -402,19 +370,9 @@ func TestFakeAbsorbedAtArmingEndsAWait(t *testing.T) {
 // armed, raised an event: a wait that reads it lazily ends, as an armed
 // CQ's event always ended a wait, instead of taking it for stale.
 func TestFakeAbsorbedWhileArmedEndsAWait(t *testing.T) {
-	needTwoCPUs(t)
-	p := fakePeer(t)
-	client, _ := fakePair(t, p, nil)
-	src, _, remote := fakeRegions(t, p, 64)
+	client, src, remote := spinPair(t)
 	q := lazySteady(t, client, src, remote)
-	client.q.qp.SetFakeTiming(ibv.FakeLater)
-	for i := 0; ; i++ {
-		require.Less(t, i, 100, "the send queue filled")
-		if err := client.Write(remote, 0, src, 0, 8, rpma.CompletionOnError, 0); err != nil {
-			require.ErrorIs(t, err, rpma.ErrQueueFull)
-			break
-		}
-	}
+	fillSendQueue(t, client, src, remote)
 	// Armed, as a park that found its completion at its arming leaves
 	// it; the library's completion then raises an event.
 	_, err := q.armForPark()
@@ -431,20 +389,10 @@ func TestFakeAbsorbedWhileArmedEndsAWait(t *testing.T) {
 // An event read first, whose completion (the library's own) the wait's
 // poll after it then absorbs, ends the wait: the event was for it.
 func TestFakeAbsorbedAfterEventEndsAWait(t *testing.T) {
-	needTwoCPUs(t)
-	p := fakePeer(t)
-	client, _ := fakePair(t, p, nil)
-	src, _, remote := fakeRegions(t, p, 64)
+	client, src, remote := spinPair(t)
 	q := lazySteady(t, client, src, remote)
 	q.spin.budget, q.spin.retry = 0, spinRetryMax // the spin off, as after a failed probe
-	client.q.qp.SetFakeTiming(ibv.FakeLater)
-	for i := 0; ; i++ {
-		require.Less(t, i, 100, "the send queue filled")
-		if err := client.Write(remote, 0, src, 0, 8, rpma.CompletionOnError, 0); err != nil {
-			require.ErrorIs(t, err, rpma.ErrQueueFull)
-			break
-		}
-	}
+	fillSendQueue(t, client, src, remote)
 	_, err := q.armForPark()
 	require.NoError(t, err)
 	client.q.qp.FakeRelease()

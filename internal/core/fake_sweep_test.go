@@ -71,13 +71,7 @@ func TestFakeSweep(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, 1, n, "no more than ready holds")
 
-	site := -1
-	for i, st := range ibv.InjectSites() {
-		if st.Name == "POLL_CQ" {
-			site = i
-		}
-	}
-	require.NotEqual(t, -1, site)
+	site := injectSite(t, "POLL_CQ")
 	require.NoError(t, clients[0].Write(nil, 0, nil, 0, 0, rpma.CompletionAlways, 10))
 	ibv.InjectReset()
 	ibv.InjectArm(site, 1, 5) // EIO

@@ -396,13 +396,7 @@ func TestFakeInjectPostSend(t *testing.T) {
 	p := fakePeer(t)
 	client, _ := fakePair(t, p, nil)
 	src, _, remote := fakeRegions(t, p, 64)
-	site := -1
-	for i, s := range ibv.InjectSites() {
-		if s.Name == "POST_SEND" {
-			site = i
-		}
-	}
-	require.NotEqual(t, -1, site)
+	site := injectSite(t, "POST_SEND")
 	ibv.InjectReset()
 	ibv.InjectArm(site, 1, 22) // EINVAL
 	defer ibv.InjectReset()

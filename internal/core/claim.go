@@ -507,8 +507,9 @@ func (q *CQ) claimWait(ctx context.Context, w *waiter, cl *opClaim) error {
 	}
 	defer w.release()
 	// Completions may have come while nobody held the turn; then the
-	// holder of the turn spins (spin.go).
-	if cl.settle() || (q.sc == nil && q.spin.spin(cl.settleFn)) {
+	// holder of the turn spins (spin.go; a shared channel's CQs have no
+	// spin).
+	if cl.settle() || q.spin.spin(cl.settleFn) {
 		return nil
 	}
 	res, err := w.park(ctx, false, epoch{}, cl)

@@ -160,7 +160,7 @@ func (q *CQ) prepark() bool {
 	return over || err != nil || q.overNow()
 }
 
-// arm arms the CQ for good: an event loop (CQ.FD, TryWait) needs an event
+// armEager arms the CQ for good: an event loop (CQ.FD, TryWait) needs an event
 // for every completion. A failure to arm is left for the next read to
 // retry.
 func (q *CQ) armEager() {
